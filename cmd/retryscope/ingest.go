@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/retryscope/retryscope/ingest"
+	"github.com/retryscope/retryscope/internal/progress"
+	"github.com/retryscope/retryscope/internal/store"
+)
+
+const ingestExamples = `
+  retryscope ingest testdata/sample/traces.jsonl
+  retryscope ingest --db traces.duckdb /var/log/otel/traces/
+  retryscope ingest 'dumps/2026-11-*.pb.zst'
+  zcat traces.json.gz | retryscope ingest -
+`
+
+// dbFlags are the flags every database command shares.
+type dbFlags struct {
+	path        string
+	memoryLimit string
+	threads     int
+}
+
+func (d *dbFlags) register(fs interface {
+	StringVar(*string, string, string, string)
+	IntVar(*int, string, int, string)
+}) {
+	fs.StringVar(&d.path, "db", defaultDB, "DuckDB database file, created if missing")
+	fs.StringVar(&d.memoryLimit, "memory-limit", "1GB", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk")
+	fs.IntVar(&d.threads, "threads", 0, "DuckDB worker threads (default: one per CPU)")
+}
+
+func (d *dbFlags) open(ctx context.Context) (*store.Store, error) {
+	return store.Open(ctx, d.path, store.Options{MemoryLimit: d.memoryLimit, Threads: d.threads})
+}
+
+func runIngest(ctx context.Context, e env, args []string) int {
+	fs := newFlags("ingest", "ingest [--db FILE] PATH...", ingestExamples)
+	var db dbFlags
+	db.register(fs)
+	maxDur := fs.Duration("max-span-duration", ingest.DefaultLimits.MaxDuration, "longest believable span; longer ones are quarantined")
+	workers := fs.Int("workers", 0, "decoding goroutines (default: one per CPU)")
+	quiet := fs.BoolP("quiet", "q", false, "print only rejections and the summary, not a line per file")
+	if code, stop := parseFlags(fs, args, e.stdout, e.stderr); stop {
+		return code
+	}
+	if fs.NArg() == 0 {
+		return usageError(e.stderr, "ingest", fmt.Errorf("ingest needs at least one PATH (a file, directory, glob, or - for stdin)"))
+	}
+	st, err := db.open(ctx)
+	if err != nil {
+		return failure(e.stderr, err)
+	}
+	defer st.Close()
+
+	sum, err := ingestPaths(ctx, st, fs.Args(), e, ingest.Options{
+		Limits:  ingest.Limits{MaxDuration: *maxDur},
+		Workers: *workers,
+		Exclude: []string{db.path, db.path + ".wal", db.path + ".tmp"},
+	}, *quiet)
+	if err != nil {
+		return failure(e.stderr, err)
+	}
+	if _, _, _, _, rejected := sum.Totals(); rejected > 0 {
+		return exitRejected
+	}
+	return exitOK
+}
+
+// ingestPaths runs ingest with progress on a terminal and prints the summary.
+func ingestPaths(ctx context.Context, st *store.Store, paths []string, e env, opt ingest.Options, quiet bool) (ingest.Summary, error) {
+	line := progress.New(e.stderr)
+	opt.Stdin = e.stdin
+	opt.Log = line
+	if quiet {
+		opt.Log = rejectionsOnly{line}
+	}
+	opt.Progress = func(path string, read, size, spans int64) {
+		line.Set(progress.Bar(path, read, size, fmt.Sprintf("%d spans", spans)))
+	}
+	sum, err := ingest.Run(ctx, st, paths, opt)
+	line.Clear()
+	if err != nil {
+		return sum, err
+	}
+	traces, err := st.CountTraces(ctx)
+	if err != nil {
+		return sum, err
+	}
+	fmt.Fprintln(e.stderr, summaryLine(sum, traces))
+	return sum, nil
+}
+
+func summaryLine(sum ingest.Summary, traces int64) string {
+	ingested, skipped, spans, spansNew, rejected := sum.Totals()
+	var b strings.Builder
+	fmt.Fprintf(&b, "ingest: %d files read, %d skipped as already ingested; %d spans (%d new), %d traces in the database",
+		ingested, skipped, spans, spansNew, traces)
+	if secs := sum.Elapsed.Seconds(); secs > 0 && spans > 0 {
+		fmt.Fprintf(&b, "; %.1fs, %.0f spans/s", secs, float64(spans)/secs)
+	} else {
+		fmt.Fprintf(&b, "; %s", sum.Elapsed.Round(time.Millisecond))
+	}
+	if rejected > 0 {
+		var parts []string
+		for _, r := range ingest.SortedReasons(sum.Rejected) {
+			parts = append(parts, fmt.Sprintf("%s %d", r, sum.Rejected[r]))
+		}
+		fmt.Fprintf(&b, "\ningest: %d rejected (%s); see the ingest_errors table", rejected, strings.Join(parts, ", "))
+	}
+	return b.String()
+}
+
+// rejectionsOnly passes through the log lines that report a problem.
+type rejectionsOnly struct{ w *progress.Line }
+
+func (r rejectionsOnly) Write(p []byte) (int, error) {
+	s := string(p)
+	if strings.Contains(s, " spans (") || strings.Contains(s, ": skipped, ") {
+		return len(p), nil
+	}
+	return r.w.Write(p)
+}

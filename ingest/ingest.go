@@ -1,0 +1,369 @@
+// Package ingest reads OpenTelemetry trace exports — OTLP/JSON and
+// OTLP/protobuf in every framing the Collector and OTLP/HTTP produce, plain
+// or compressed — and stores their spans, one file per transaction. It is
+// the only package that knows OTLP.
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
+)
+
+// Options tune a run.
+type Options struct {
+	Limits Limits
+	// Workers decode records in parallel; 0 means one per CPU.
+	Workers int
+	// Log receives a line per file and one per rejected record.
+	Log io.Writer
+	// Progress, if set, is told how far into the current file the run is.
+	Progress func(path string, read, size int64, spans int64)
+	// Stdin is read for the path "-".
+	Stdin io.Reader
+	// Exclude lists files never to read (the database and its WAL).
+	Exclude []string
+}
+
+// FileResult is what happened to one input.
+type FileResult struct {
+	Path        string
+	Skipped     string // why the file was not read again, or ""
+	Format      Format
+	Compression string
+	Records     int64
+	Spans       int64 // spans decoded and accepted
+	SpansNew    int64 // of those, spans not stored before
+	Rejected    map[string]int64
+	Elapsed     time.Duration
+}
+
+// Summary totals a run.
+type Summary struct {
+	Files    []FileResult
+	Rejected map[string]int64
+	Elapsed  time.Duration
+}
+
+// Totals adds up the per-file counts.
+func (s Summary) Totals() (ingested, skipped int, spans, spansNew, rejected int64) {
+	for _, f := range s.Files {
+		if f.Skipped != "" {
+			skipped++
+		} else if f.Format != "" {
+			ingested++
+		}
+		spans += f.Spans
+		spansNew += f.SpansNew
+	}
+	for _, n := range s.Rejected {
+		rejected += n
+	}
+	return
+}
+
+// Run ingests every file the paths name. Problems with the input are
+// counted and logged and never stop the run; only a database failure
+// returns an error.
+func Run(ctx context.Context, st *store.Store, paths []string, opt Options) (Summary, error) {
+	start := time.Now()
+	if opt.Limits == (Limits{}) {
+		opt.Limits = DefaultLimits
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	sum := Summary{Rejected: map[string]int64{}}
+	inputs, missing := expand(paths, opt.Exclude)
+	for _, m := range missing {
+		res := FileResult{Path: m.path, Rejected: map[string]int64{m.rej.Reason: 1}}
+		fmt.Fprintf(opt.Log, "%s: %s\n", m.path, m.rej.Detail)
+		if err := st.RecordRejections(ctx, m.path, []model.Rejection{m.rej}); err != nil {
+			return sum, err
+		}
+		sum.add(res)
+	}
+	for _, in := range inputs {
+		if err := ctx.Err(); err != nil {
+			return sum, err
+		}
+		res, err := ingestFile(ctx, st, in, opt)
+		sum.add(res)
+		if err != nil {
+			return sum, fmt.Errorf("ingest %s: %w", in, err)
+		}
+	}
+	sum.Elapsed = time.Since(start)
+	return sum, nil
+}
+
+func (s *Summary) add(r FileResult) {
+	s.Files = append(s.Files, r)
+	for k, v := range r.Rejected {
+		s.Rejected[k] += v
+	}
+}
+
+// ingestFile reads one input in one transaction.
+func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) (FileResult, error) {
+	res := FileResult{Path: path, Rejected: map[string]int64{}}
+	start := time.Now()
+	src, err := openInput(path, opt.Stdin)
+	if err != nil {
+		return res, rejectWhole(ctx, st, &res, opt, model.Rejection{Reason: "unreadable", Detail: err.Error()})
+	}
+	defer src.close()
+	if src.size == 0 {
+		return res, rejectWhole(ctx, st, &res, opt, model.Rejection{Reason: "empty_file", Detail: "the file is empty"})
+	}
+	if src.sha != "" {
+		if prev, ok, err := st.SeenFile(ctx, src.sha); err != nil {
+			return res, err
+		} else if ok {
+			res.Skipped = "already ingested as " + prev
+			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", path, res.Skipped)
+			return res, nil
+		}
+	}
+	tx, err := st.BeginFile(ctx)
+	if err != nil {
+		return res, err
+	}
+	rejections, err := readInto(ctx, tx, src, &res, opt)
+	if err != nil {
+		tx.Rollback()
+		return res, err
+	}
+	sha := src.sha
+	if sha == "" {
+		sha = hex.EncodeToString(src.hasher.Sum(nil))
+		if prev, ok, err := st.SeenFile(ctx, sha); err != nil {
+			tx.Rollback()
+			return res, err
+		} else if ok {
+			tx.Rollback()
+			res = FileResult{Path: path, Skipped: "already ingested as " + prev}
+			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", path, res.Skipped)
+			return res, nil
+		}
+	}
+	res.Elapsed = time.Since(start)
+	info := store.FileInfo{Path: path, SHA256: sha, SizeBytes: src.read.Load(), Format: string(res.Format),
+		Compression: res.Compression, Records: res.Records, SpansRead: res.Spans,
+		Rejected: int64(len(rejections)), Seconds: res.Elapsed.Seconds()}
+	res.SpansNew, err = tx.Commit(info, rejections)
+	if err != nil {
+		return res, err
+	}
+	res.Elapsed = time.Since(start)
+	fmt.Fprintf(opt.Log, "%s\n", res.line())
+	return res, nil
+}
+
+// rejectWhole records a problem with a file as a whole.
+func rejectWhole(ctx context.Context, st *store.Store, res *FileResult, opt Options, r model.Rejection) error {
+	res.Rejected[r.Reason]++
+	fmt.Fprintf(opt.Log, "%s: %s (%s)\n", res.Path, r.Detail, r.Reason)
+	return st.RecordRejections(ctx, res.Path, []model.Rejection{r})
+}
+
+func (r FileResult) line() string {
+	rate := ""
+	if secs := r.Elapsed.Seconds(); secs > 0 && r.Spans > 0 {
+		rate = fmt.Sprintf(", %s spans/s", humanCount(float64(r.Spans)/secs))
+	}
+	rej := int64(0)
+	for _, n := range r.Rejected {
+		rej += n
+	}
+	return fmt.Sprintf("%s: %s, %s: %d spans (%d new), %d rejected, %.2fs%s",
+		r.Path, r.Format, r.Compression, r.Spans, r.SpansNew, rej, r.Elapsed.Seconds(), rate)
+}
+
+func humanCount(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// input is an opened file or stdin. For a file the hash is known before
+// reading (so a file seen before costs one read, no decoding); for stdin it
+// is computed while reading.
+type input struct {
+	r      io.Reader
+	size   int64 // -1 when unknown
+	sha    string
+	hasher hash.Hash
+	read   *atomic.Int64
+	close  func()
+}
+
+type countReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func openInput(path string, stdin io.Reader) (*input, error) {
+	in := &input{read: &atomic.Int64{}, close: func() {}}
+	if path == "-" {
+		if stdin == nil {
+			stdin = os.Stdin
+		}
+		in.hasher = sha256.New()
+		in.size = -1
+		in.r = countReader{io.TeeReader(stdin, in.hasher), in.read}
+		return in, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	in.sha = hex.EncodeToString(h.Sum(nil))
+	in.size = fi.Size()
+	in.r = countReader{f, in.read}
+	in.close = func() { f.Close() }
+	return in, nil
+}
+
+// readInto decodes the input on parallel workers, in order, and appends the
+// spans to the file's transaction. It returns the rejections.
+func readInto(ctx context.Context, tx *store.FileTx, src *input, res *FileResult, opt Options) ([]model.Rejection, error) {
+	s, err := openStream(src.r)
+	if err != nil {
+		rej := model.Rejection{Reason: "corrupt_compression", Detail: err.Error()}
+		res.Rejected[rej.Reason]++
+		logRejection(opt.Log, res.Path, rej)
+		return []model.Rejection{rej}, nil
+	}
+	defer s.close()
+	res.Format, res.Compression = s.format, s.compression
+	if s.format == FormatUnknown || s.format == FormatEmpty {
+		rej := model.Rejection{Reason: "not_otlp", Detail: "not an OTLP trace export (neither OTLP/JSON nor OTLP/protobuf)"}
+		if s.format == FormatEmpty {
+			rej = model.Rejection{Reason: "empty_file", Detail: "nothing inside the " + s.compression + " stream"}
+		}
+		res.Rejected[rej.Reason]++
+		logRejection(opt.Log, res.Path, rej)
+		return []model.Rejection{rej}, nil
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type job struct {
+		rec record
+		out chan decoded
+	}
+	jobs := make(chan job, opt.Workers*2)
+	order := make(chan chan decoded, opt.Workers*4)
+	go func() {
+		defer close(jobs)
+		defer close(order)
+		for {
+			rec, err := s.next()
+			if err != nil {
+				return
+			}
+			out := make(chan decoded, 1)
+			select {
+			case order <- out:
+			case <-ctx.Done():
+				return
+			}
+			jobs <- job{rec, out}
+		}
+	}()
+	for w := 0; w < opt.Workers; w++ {
+		go func() {
+			for j := range jobs {
+				j.out <- decodeRecord(j.rec, opt.Limits)
+			}
+		}()
+	}
+
+	var rejections []model.Rejection
+	for out := range order {
+		d := <-out
+		res.Records++
+		for i := range d.spans {
+			if err := tx.Append(&d.spans[i]); err != nil {
+				return nil, err
+			}
+		}
+		res.Spans += int64(len(d.spans))
+		for _, r := range d.rejections {
+			res.Rejected[r.Reason]++
+			logRejection(opt.Log, res.Path, r)
+		}
+		rejections = append(rejections, d.rejections...)
+		if opt.Progress != nil {
+			opt.Progress(res.Path, src.read.Load(), src.size, res.Spans)
+		}
+	}
+	res.Format = s.finalFormat()
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.Canceled) {
+		return nil, err
+	}
+	return rejections, nil
+}
+
+func logRejection(w io.Writer, path string, r model.Rejection) {
+	id := ""
+	if r.SpanID != "" {
+		id = fmt.Sprintf(" (span %s/%s)", r.TraceID, r.SpanID)
+	}
+	fmt.Fprintf(w, "%s:%d: %s: %s%s\n", path, r.Offset, r.Reason, r.Detail, id)
+}
+
+// SortedReasons lists rejection reasons by count, then name.
+func SortedReasons(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}

@@ -1,0 +1,278 @@
+// Package store is retryscope's DuckDB adapter: it opens the database file,
+// keeps its schema, and writes ingested files one transaction at a time.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/queries"
+)
+
+// Options tune the embedded database.
+type Options struct {
+	// MemoryLimit is DuckDB's memory_limit, e.g. "512MB"; "" keeps DuckDB's
+	// default (80% of RAM).
+	MemoryLimit string
+	// Threads caps DuckDB's worker threads; 0 keeps its default.
+	Threads int
+}
+
+// ErrLocked is returned when another process holds the database file.
+var ErrLocked = errors.New("database is in use by another process")
+
+// Store is an open retryscope database. It holds a single connection: the
+// staging table and the appenders live on it.
+type Store struct {
+	DB   *sql.DB
+	Conn *sql.Conn
+	Path string
+}
+
+// Open opens (creating if needed) the database at path and brings its
+// schema up to date.
+func Open(ctx context.Context, path string, opt Options) (*Store, error) {
+	dsn := path
+	var params []string
+	if opt.MemoryLimit != "" {
+		params = append(params, "memory_limit="+opt.MemoryLimit)
+	}
+	if opt.Threads > 0 {
+		params = append(params, fmt.Sprintf("threads=%d", opt.Threads))
+	}
+	if len(params) > 0 {
+		dsn += "?" + strings.Join(params, "&")
+	}
+	connector, err := duckdb.NewConnector(dsn, nil)
+	if err != nil {
+		return nil, describeOpenError(path, err)
+	}
+	db := sql.OpenDB(connector)
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, describeOpenError(path, err)
+	}
+	s := &Store{DB: db, Conn: conn, Path: path}
+	if _, err := conn.ExecContext(ctx, queries.Get("schema")); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("set up schema in %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func describeOpenError(path string, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "Could not set lock") || strings.Contains(msg, "Conflicting lock") {
+		return fmt.Errorf("%s: %w (another retryscope run may be going; wait for it or pass --wait)", path, ErrLocked)
+	}
+	return fmt.Errorf("open database %s: %w", path, err)
+}
+
+// Close releases the connection and the database file.
+func (s *Store) Close() error {
+	s.Conn.Close()
+	return s.DB.Close()
+}
+
+// SeenFile reports the path under which content with this hash was
+// ingested before, if it was.
+func (s *Store) SeenFile(ctx context.Context, sha256 string) (string, bool, error) {
+	var path string
+	err := s.Conn.QueryRowContext(ctx, `SELECT path FROM ingest_files WHERE sha256 = $1`, sha256).Scan(&path)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return path, err == nil, err
+}
+
+// FileInfo is the ledger row of one ingested file.
+type FileInfo struct {
+	Path        string
+	SHA256      string
+	SizeBytes   int64
+	Format      string
+	Compression string
+	Records     int64
+	SpansRead   int64
+	Rejected    int64
+	Seconds     float64
+}
+
+// chunkSpans is how many staged spans are merged at a time, bounding the
+// staging table's memory whatever the file size.
+const chunkSpans = 200_000
+
+// FileTx is one file's transaction: spans are appended, merged in chunks,
+// and become visible together at Commit.
+type FileTx struct {
+	s        *Store
+	ctx      context.Context
+	FileID   int64
+	app      *duckdb.Appender
+	seq      int64
+	staged   int
+	spansNew int64
+	done     bool
+}
+
+// BeginFile starts the transaction for one file.
+func (s *Store) BeginFile(ctx context.Context) (*FileTx, error) {
+	if _, err := s.Conn.ExecContext(ctx, queries.Get("stage")); err != nil {
+		return nil, fmt.Errorf("create staging table: %w", err)
+	}
+	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return nil, err
+	}
+	tx := &FileTx{s: s, ctx: ctx}
+	if err := s.Conn.QueryRowContext(ctx, `SELECT coalesce(max(file_id), 0) + 1 FROM ingest_files`).Scan(&tx.FileID); err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	err := s.Conn.Raw(func(dc any) error {
+		var err error
+		tx.app, err = duckdb.NewAppender(dc.(driver.Conn), "temp", "main", "stage_spans")
+		return err
+	})
+	if err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("open appender: %w", err)
+	}
+	return tx, nil
+}
+
+// Append stages one span.
+func (t *FileTx) Append(sp *model.Span) error {
+	t.seq++
+	err := t.app.AppendRow(t.seq, sp.TraceID, sp.SpanID, sp.ParentSpanID, sp.TraceState,
+		sp.Name, sp.Kind, sp.StartNS, sp.EndNS, sp.StatusCode, sp.StatusMsg,
+		sp.ServiceName, sp.ScopeName, sp.ScopeVersion,
+		sp.AttributesJSON, sp.ResourceJSON, sp.EventsJSON, sp.LinksJSON)
+	if err != nil {
+		return fmt.Errorf("stage span %s/%s: %w", sp.TraceID, sp.SpanID, err)
+	}
+	t.staged++
+	if t.staged >= chunkSpans {
+		return t.merge()
+	}
+	return nil
+}
+
+func (t *FileTx) merge() error {
+	if err := t.app.Flush(); err != nil {
+		return fmt.Errorf("flush staged spans: %w", err)
+	}
+	if t.staged == 0 {
+		return nil
+	}
+	res, err := t.s.Conn.ExecContext(t.ctx, queries.Get("merge_stage"), t.FileID)
+	if err != nil {
+		return fmt.Errorf("merge staged spans: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	t.spansNew += n
+	if _, err := t.s.Conn.ExecContext(t.ctx, "DELETE FROM stage_spans"); err != nil {
+		return err
+	}
+	t.staged = 0
+	return nil
+}
+
+// Commit merges what is staged, writes the ledger row and the rejections,
+// and commits. It returns the number of spans that were new.
+func (t *FileTx) Commit(info FileInfo, rejections []model.Rejection) (int64, error) {
+	if err := t.merge(); err != nil {
+		t.Rollback()
+		return 0, err
+	}
+	if err := t.app.Close(); err != nil {
+		t.Rollback()
+		return 0, err
+	}
+	t.app = nil
+	_, err := t.s.Conn.ExecContext(t.ctx, `INSERT INTO ingest_files VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`,
+		t.FileID, info.Path, info.SHA256, info.SizeBytes, info.Format, info.Compression,
+		info.Records, info.SpansRead, t.spansNew, info.Rejected, info.Seconds)
+	if err != nil {
+		t.Rollback()
+		return 0, fmt.Errorf("write ledger: %w", err)
+	}
+	if err := t.s.insertRejections(t.ctx, t.FileID, info.Path, rejections); err != nil {
+		t.Rollback()
+		return 0, err
+	}
+	if _, err := t.s.Conn.ExecContext(t.ctx, "COMMIT"); err != nil {
+		t.Rollback()
+		return 0, err
+	}
+	t.done = true
+	return t.spansNew, nil
+}
+
+// Rollback abandons the file; nothing of it stays. Safe to call twice.
+func (t *FileTx) Rollback() {
+	if t.done {
+		return
+	}
+	t.done = true
+	if t.app != nil {
+		t.app.Close()
+	}
+	t.s.Conn.ExecContext(context.WithoutCancel(t.ctx), "ROLLBACK")
+}
+
+// RecordRejections stores rejections for input that never got a file
+// transaction (an unreadable file, a path that matched nothing).
+func (s *Store) RecordRejections(ctx context.Context, path string, rejections []model.Rejection) error {
+	return s.insertRejections(ctx, 0, path, rejections)
+}
+
+func (s *Store) insertRejections(ctx context.Context, fileID int64, path string, rejections []model.Rejection) error {
+	if len(rejections) == 0 {
+		return nil
+	}
+	var app *duckdb.Appender
+	err := s.Conn.Raw(func(dc any) error {
+		var err error
+		app, err = duckdb.NewAppender(dc.(driver.Conn), "", "main", "ingest_errors")
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record rejections: %w", err)
+	}
+	now := time.Now().UTC()
+	var id any = fileID
+	if fileID == 0 {
+		id = nil
+	}
+	for _, r := range rejections {
+		if err := app.AppendRow(id, path, r.Offset, r.Reason, r.Detail, nullable(r.TraceID), nullable(r.SpanID), now); err != nil {
+			app.Close()
+			return fmt.Errorf("record rejection: %w", err)
+		}
+	}
+	return app.Close()
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// CountTraces returns the number of distinct traces stored.
+func (s *Store) CountTraces(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.Conn.QueryRowContext(ctx, `SELECT count(DISTINCT trace_id) FROM spans`).Scan(&n)
+	return n, err
+}

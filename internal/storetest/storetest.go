@@ -1,0 +1,78 @@
+// Package storetest opens throwaway databases and dumps tables as sorted
+// text, so tests compare what a user would query.
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/retryscope/retryscope/internal/store"
+)
+
+// Open creates a fresh database in a temporary directory.
+func Open(t testing.TB) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "t.duckdb"), store.Options{MemoryLimit: "1GB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// SpansColumns are the spans columns that depend only on the input, not on
+// which file or run brought a span in.
+const SpansColumns = `trace_id, span_id, parent_span_id, trace_state, name, kind, start_ns, end_ns,
+	duration_ns, status_code, status_message, service_name, scope_name, scope_version,
+	attributes::VARCHAR, resource_attributes::VARCHAR, events::VARCHAR, links::VARCHAR`
+
+// Dump returns every row of the query as tab-separated text, one line a row.
+func Dump(t testing.TB, st *store.Store, query string, args ...any) string {
+	t.Helper()
+	rows, err := st.Conn.QueryContext(context.Background(), query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var b strings.Builder
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range vals {
+			if i > 0 {
+				b.WriteByte('\t')
+			}
+			fmt.Fprint(&b, v)
+		}
+		b.WriteByte('\n')
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// DumpSpans dumps the spans table in a stable order.
+func DumpSpans(t testing.TB, st *store.Store) string {
+	return Dump(t, st, "SELECT "+SpansColumns+" FROM spans ORDER BY trace_id, span_id")
+}
+
+// Count returns a single integer the query yields.
+func Count(t testing.TB, st *store.Store, query string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := st.Conn.QueryRowContext(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}

@@ -1,0 +1,17 @@
+-- merge_stage: moves staged spans into spans, converting their JSON text to
+-- MAP and STRUCT lists. A (trace_id, span_id) already stored, or repeated in
+-- the stage, goes in once: the first copy wins. $1 is the file_id.
+-- Yields no rows; the affected-row count is the number of new spans.
+INSERT INTO spans
+SELECT s.trace_id, s.span_id, nullif(s.parent_span_id, ''), nullif(s.trace_state, ''),
+       s.name, s.kind, s.start_ns, s.end_ns, s.end_ns - s.start_ns,
+       s.status_code, nullif(s.status_message, ''), s.service_name,
+       s.scope_name, nullif(s.scope_version, ''),
+       s.attributes::JSON::MAP(VARCHAR, VARCHAR),
+       s.resource::JSON::MAP(VARCHAR, VARCHAR),
+       s.events::JSON::STRUCT(name VARCHAR, time_ns BIGINT, attributes MAP(VARCHAR, VARCHAR))[],
+       s.links::JSON::STRUCT(trace_id VARCHAR, span_id VARCHAR, attributes MAP(VARCHAR, VARCHAR))[],
+       $1
+FROM stage_spans s
+WHERE NOT EXISTS (SELECT 1 FROM spans p WHERE p.trace_id = s.trace_id AND p.span_id = s.span_id)
+QUALIFY row_number() OVER (PARTITION BY s.trace_id, s.span_id ORDER BY s.seq) = 1;

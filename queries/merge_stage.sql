@@ -1,6 +1,7 @@
 -- merge_stage: moves staged spans into spans, converting their JSON text to
 -- MAP and STRUCT lists. A (trace_id, span_id) already stored, or repeated in
--- the stage, goes in once: the first copy wins. $1 is the file_id.
+-- the stage, goes in once: the first copy wins. Duplicates are found on the
+-- keys alone so that no step holds whole rows twice. $1 is the file_id.
 -- Yields no rows; the affected-row count is the number of new spans.
 INSERT INTO spans
 SELECT s.trace_id, s.span_id, nullif(s.parent_span_id, ''), nullif(s.trace_state, ''),
@@ -13,5 +14,9 @@ SELECT s.trace_id, s.span_id, nullif(s.parent_span_id, ''), nullif(s.trace_state
        s.links::JSON::STRUCT(trace_id VARCHAR, span_id VARCHAR, attributes MAP(VARCHAR, VARCHAR))[],
        $1
 FROM stage_spans s
-WHERE NOT EXISTS (SELECT 1 FROM spans p WHERE p.trace_id = s.trace_id AND p.span_id = s.span_id)
-QUALIFY row_number() OVER (PARTITION BY s.trace_id, s.span_id ORDER BY s.seq) = 1;
+SEMI JOIN (
+    SELECT min(k.seq) AS seq
+    FROM stage_spans k
+    ANTI JOIN spans p ON p.trace_id = k.trace_id AND p.span_id = k.span_id
+    GROUP BY k.trace_id, k.span_id
+) keep ON keep.seq = s.seq;

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -10,6 +11,9 @@ import (
 	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/internal/store"
 )
+
+// goMemoryLimit is the Go heap's soft limit during ingest.
+const goMemoryLimit = 192 << 20
 
 const ingestExamples = `
   retryscope ingest testdata/sample/traces.jsonl
@@ -30,7 +34,7 @@ func (d *dbFlags) register(fs interface {
 	IntVar(*int, string, int, string)
 }) {
 	fs.StringVar(&d.path, "db", defaultDB, "DuckDB database file, created if missing")
-	fs.StringVar(&d.memoryLimit, "memory-limit", "1GB", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk")
+	fs.StringVar(&d.memoryLimit, "memory-limit", "320MB", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk")
 	fs.IntVar(&d.threads, "threads", 0, "DuckDB worker threads (default: one per CPU)")
 }
 
@@ -51,6 +55,9 @@ func runIngest(ctx context.Context, e env, args []string) int {
 	if fs.NArg() == 0 {
 		return usageError(e.stderr, "ingest", fmt.Errorf("ingest needs at least one PATH (a file, directory, glob, or - for stdin)"))
 	}
+	// The decoded records in flight are short-lived; a soft limit keeps
+	// the Go heap from growing beside DuckDB's own memory limit.
+	debug.SetMemoryLimit(goMemoryLimit)
 	st, err := db.open(ctx)
 	if err != nil {
 		return failure(e.stderr, err)

@@ -25,17 +25,29 @@ const BaseNS = uint64(1764374400123456789)
 // span (no parent), an INTERNAL span and CLIENT children with attributes of
 // every type, events and links.
 func Batches(seed uint64, n, perBatch int) []ptrace.Traces {
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	var out []ptrace.Traces
+	Generate(seed, n, perBatch, func(td ptrace.Traces) error {
+		out = append(out, td)
+		return nil
+	})
+	return out
+}
+
+// Generate makes the same traces as Batches but hands each batch to emit as
+// it is made, so a million spans need not sit in memory at once.
+func Generate(seed uint64, n, perBatch int, emit func(ptrace.Traces) error) error {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	made := 0
 	for made < n {
 		td := ptrace.NewTraces()
 		for made < n && td.SpanCount() < perBatch {
 			made += addTrace(td, rng, made, n-made)
 		}
-		out = append(out, td)
+		if err := emit(td); err != nil {
+			return err
+		}
 	}
-	return out
+	return nil
 }
 
 func addTrace(td ptrace.Traces, rng *rand.Rand, index, budget int) int {

@@ -67,6 +67,10 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("set up schema in %s: %w", path, err)
 	}
+	if _, err := conn.ExecContext(ctx, queries.Get("drop_unfinished")); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("clean up an interrupted ingest in %s: %w", path, err)
+	}
 	return s, nil
 }
 
@@ -108,12 +112,16 @@ type FileInfo struct {
 	Seconds     float64
 }
 
-// chunkSpans is how many staged spans are merged at a time, bounding the
-// staging table's memory whatever the file size.
-const chunkSpans = 200_000
+// chunkSpans is how many staged spans are merged at a time. Each merge is
+// committed, so neither DuckDB's transaction-local storage nor the staging
+// table grows with the file.
+const chunkSpans = 50_000
 
-// FileTx is one file's transaction: spans are appended, merged in chunks,
-// and become visible together at Commit.
+// FileTx is one file's ingest. Its spans are merged and committed in chunks
+// under a file_id that has no ledger row yet; the ledger row, written last in
+// the final transaction, is what makes them count. Spans without a ledger
+// row are removed on open (after a crash) or on Rollback, so a file goes in
+// whole or not at all.
 type FileTx struct {
 	s        *Store
 	ctx      context.Context
@@ -125,26 +133,23 @@ type FileTx struct {
 	done     bool
 }
 
-// BeginFile starts the transaction for one file.
+// BeginFile starts the ingest of one file.
 func (s *Store) BeginFile(ctx context.Context) (*FileTx, error) {
 	if _, err := s.Conn.ExecContext(ctx, queries.Get("stage")); err != nil {
 		return nil, fmt.Errorf("create staging table: %w", err)
 	}
-	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		return nil, err
-	}
 	tx := &FileTx{s: s, ctx: ctx}
-	if err := s.Conn.QueryRowContext(ctx, `SELECT coalesce(max(file_id), 0) + 1 FROM ingest_files`).Scan(&tx.FileID); err != nil {
-		tx.Rollback()
+	err := s.Conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(file_id), 0) FROM ingest_files),
+		(SELECT coalesce(max(file_id), 0) FROM spans)) + 1`).Scan(&tx.FileID)
+	if err != nil {
 		return nil, err
 	}
-	err := s.Conn.Raw(func(dc any) error {
+	err = s.Conn.Raw(func(dc any) error {
 		var err error
 		tx.app, err = duckdb.NewAppender(dc.(driver.Conn), "temp", "main", "stage_spans")
 		return err
 	})
 	if err != nil {
-		tx.Rollback()
 		return nil, fmt.Errorf("open appender: %w", err)
 	}
 	return tx, nil
@@ -162,9 +167,22 @@ func (t *FileTx) Append(sp *model.Span) error {
 	}
 	t.staged++
 	if t.staged >= chunkSpans {
-		return t.merge()
+		return t.inTx(t.merge)
 	}
 	return nil
+}
+
+// inTx runs f in a transaction of its own.
+func (t *FileTx) inTx(f func() error) error {
+	if _, err := t.s.Conn.ExecContext(t.ctx, "BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	if err := f(); err != nil {
+		t.s.Conn.ExecContext(context.WithoutCancel(t.ctx), "ROLLBACK")
+		return err
+	}
+	_, err := t.s.Conn.ExecContext(t.ctx, "COMMIT")
+	return err
 }
 
 func (t *FileTx) merge() error {
@@ -187,38 +205,33 @@ func (t *FileTx) merge() error {
 	return nil
 }
 
-// Commit merges what is staged, writes the ledger row and the rejections,
-// and commits. It returns the number of spans that were new.
+// Commit merges what is staged and writes the ledger row and the
+// rejections in one transaction. It returns the number of spans that were
+// new.
 func (t *FileTx) Commit(info FileInfo, rejections []model.Rejection) (int64, error) {
-	if err := t.merge(); err != nil {
-		t.Rollback()
-		return 0, err
-	}
-	if err := t.app.Close(); err != nil {
-		t.Rollback()
-		return 0, err
-	}
-	t.app = nil
-	_, err := t.s.Conn.ExecContext(t.ctx, `INSERT INTO ingest_files VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`,
-		t.FileID, info.Path, info.SHA256, info.SizeBytes, info.Format, info.Compression,
-		info.Records, info.SpansRead, t.spansNew, info.Rejected, info.Seconds)
+	err := t.inTx(func() error {
+		if err := t.merge(); err != nil {
+			return err
+		}
+		_, err := t.s.Conn.ExecContext(t.ctx, `INSERT INTO ingest_files VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`,
+			t.FileID, info.Path, info.SHA256, info.SizeBytes, info.Format, info.Compression,
+			info.Records, info.SpansRead, t.spansNew, info.Rejected, info.Seconds)
+		if err != nil {
+			return fmt.Errorf("write ledger: %w", err)
+		}
+		return t.s.insertRejections(t.ctx, t.FileID, info.Path, rejections)
+	})
 	if err != nil {
-		t.Rollback()
-		return 0, fmt.Errorf("write ledger: %w", err)
-	}
-	if err := t.s.insertRejections(t.ctx, t.FileID, info.Path, rejections); err != nil {
-		t.Rollback()
-		return 0, err
-	}
-	if _, err := t.s.Conn.ExecContext(t.ctx, "COMMIT"); err != nil {
 		t.Rollback()
 		return 0, err
 	}
 	t.done = true
+	t.app.Close()
 	return t.spansNew, nil
 }
 
-// Rollback abandons the file; nothing of it stays. Safe to call twice.
+// Rollback abandons the file: the chunks already merged are deleted.
+// Safe to call twice.
 func (t *FileTx) Rollback() {
 	if t.done {
 		return
@@ -227,7 +240,7 @@ func (t *FileTx) Rollback() {
 	if t.app != nil {
 		t.app.Close()
 	}
-	t.s.Conn.ExecContext(context.WithoutCancel(t.ctx), "ROLLBACK")
+	t.s.Conn.ExecContext(context.WithoutCancel(t.ctx), `DELETE FROM spans WHERE file_id = $1`, t.FileID)
 }
 
 // RecordRejections stores rejections for input that never got a file

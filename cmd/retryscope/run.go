@@ -35,6 +35,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"ingest", "load OTLP trace exports into the database", runIngest},
+		{"gen", "write synthetic traces with a known truth", func(_ context.Context, e env, args []string) int {
+			return runGen(args, e.stdout, e.stderr)
+		}},
 	}
 }
 

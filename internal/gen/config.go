@@ -1,0 +1,281 @@
+package gen
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Shape names one way a trace shows a logical request and its attempts.
+type Shape string
+
+// The shapes the generator emits; the package comment describes each one.
+const (
+	ShapeExplicit Shape = "explicit"
+	ShapeResend   Shape = "resend"
+	ShapeGRPC     Shape = "grpc"
+	ShapeWrapped  Shape = "wrapped"
+	ShapeSplit    Shape = "split"
+	ShapeOrphan   Shape = "orphan"
+	ShapeHedge    Shape = "hedge"
+)
+
+// AllShapes returns every shape, in the order the package comment lists them.
+func AllShapes() []Shape {
+	return []Shape{ShapeExplicit, ShapeResend, ShapeGRPC, ShapeWrapped, ShapeSplit, ShapeOrphan, ShapeHedge}
+}
+
+// ParseShapes reads a comma-separated shape list such as "explicit,grpc".
+// An empty string or "all" selects every shape.
+func ParseShapes(s string) ([]Shape, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "all" {
+		return AllShapes(), nil
+	}
+	var shapes []Shape
+	seen := make(map[Shape]bool)
+	for _, name := range strings.Split(s, ",") {
+		shape := Shape(strings.TrimSpace(name))
+		if !knownShape(shape) {
+			return nil, fmt.Errorf("unknown shape %q (want one of %s)", name, shapeList())
+		}
+		if !seen[shape] {
+			seen[shape] = true
+			shapes = append(shapes, shape)
+		}
+	}
+	return shapes, nil
+}
+
+func knownShape(s Shape) bool {
+	for _, known := range AllShapes() {
+		if s == known {
+			return true
+		}
+	}
+	return false
+}
+
+func shapeList() string {
+	names := make([]string, 0, len(AllShapes()))
+	for _, s := range AllShapes() {
+		names = append(names, string(s))
+	}
+	return strings.Join(names, ",")
+}
+
+// FaultMix sets how often attempts fail and how. The first four are
+// independent per-attempt probabilities (their sum must not exceed 1);
+// ClientError is drawn once per logical request, because a bad request fails
+// the same way on every attempt; Reject applies only to evaluator variants.
+// The zero FaultMix injects no faults (timeouts can still come from load).
+type FaultMix struct {
+	RateLimited float64 // 429 with a Retry-After header
+	ServerError float64 // 500, 502 or 503
+	Reset       float64 // connection reset: no response
+	Timeout     float64 // the server stalls past the client's timeout
+	ClientError float64 // share of logical requests that are bad (400/401/404)
+	Reject      float64 // evaluator variants: chance a good generation is rejected
+}
+
+// DefaultFaults is the mix `retryscope gen` uses when --faults is not given.
+func DefaultFaults() FaultMix {
+	return FaultMix{RateLimited: 0.04, ServerError: 0.04, Reset: 0.015, Timeout: 0.02, ClientError: 0.01, Reject: 0.3}
+}
+
+// Scale multiplies every rate by k, capping each at 1.
+func (f FaultMix) Scale(k float64) FaultMix {
+	c := func(v float64) float64 { return min(1, v*k) }
+	return FaultMix{c(f.RateLimited), c(f.ServerError), c(f.Reset), c(f.Timeout), c(f.ClientError), c(f.Reject)}
+}
+
+// String renders the mix in the syntax ParseFaults reads.
+func (f FaultMix) String() string {
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	return "429=" + g(f.RateLimited) + ",5xx=" + g(f.ServerError) + ",reset=" + g(f.Reset) +
+		",timeout=" + g(f.Timeout) + ",4xx=" + g(f.ClientError) + ",reject=" + g(f.Reject)
+}
+
+// ParseFaults reads "429=0.05,5xx=0.05,reset=0.02,timeout=0.03,4xx=0.01,reject=0.3".
+// Keys left out are zero; "none" is the zero mix.
+func ParseFaults(s string) (FaultMix, error) {
+	var f FaultMix
+	s = strings.TrimSpace(s)
+	if s == "" || s == "none" {
+		return f, nil
+	}
+	for _, item := range strings.Split(s, ",") {
+		key, value, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			return f, fmt.Errorf("fault %q: want key=rate", item)
+		}
+		rate, err := strconv.ParseFloat(value, 64)
+		if err != nil || rate < 0 || rate > 1 {
+			return f, fmt.Errorf("fault %q: rate must be a number from 0 to 1", item)
+		}
+		switch key {
+		case "429":
+			f.RateLimited = rate
+		case "5xx":
+			f.ServerError = rate
+		case "reset":
+			f.Reset = rate
+		case "timeout":
+			f.Timeout = rate
+		case "4xx":
+			f.ClientError = rate
+		case "reject":
+			f.Reject = rate
+		default:
+			return f, fmt.Errorf("fault %q: unknown key (want 429, 5xx, reset, timeout, 4xx, reject)", key)
+		}
+	}
+	return f, f.validate()
+}
+
+func (f FaultMix) validate() error {
+	for _, v := range []float64{f.RateLimited, f.ServerError, f.Reset, f.Timeout, f.ClientError, f.Reject} {
+		if v < 0 || v > 1 {
+			return fmt.Errorf("fault rates must be from 0 to 1")
+		}
+	}
+	if f.RateLimited+f.ServerError+f.Reset+f.Timeout > 1 {
+		return fmt.Errorf("per-attempt fault rates (429, 5xx, reset, timeout) add up to more than 1")
+	}
+	return nil
+}
+
+// PolicyKind is a backoff strategy.
+type PolicyKind string
+
+// The retry policies. PolicyNone means one attempt in every shape: no
+// retries, no application loop, no hedge.
+const (
+	PolicyNone         PolicyKind = "none"
+	PolicyFixed        PolicyKind = "fixed"
+	PolicyFull         PolicyKind = "full"         // full jitter: U(0, min(cap, base*2^(n-1)))
+	PolicyDecorrelated PolicyKind = "decorrelated" // min(cap, U(base, 3*previous sleep))
+)
+
+// ParsePolicyKind checks a policy name.
+func ParsePolicyKind(s string) (PolicyKind, error) {
+	switch k := PolicyKind(s); k {
+	case PolicyNone, PolicyFixed, PolicyFull, PolicyDecorrelated:
+		return k, nil
+	}
+	return "", fmt.Errorf("unknown policy %q (want none, fixed, full or decorrelated)", s)
+}
+
+// Policy is the clients' retry behaviour.
+type Policy struct {
+	Kind        PolicyKind
+	MaxAttempts int           // attempts per call at the retrying layer, the first included (default 3)
+	AppTries    int           // tries of the application loop in nested wrapped requests (default 3)
+	Base        time.Duration // first backoff, or every backoff for fixed (default 200ms; the app loop uses 4x)
+	Cap         time.Duration // longest backoff (default 8s)
+	// NaiveShare is the share of logical requests whose client retries 4xx
+	// and ignores Retry-After.
+	NaiveShare float64
+	// Budget, when > 0, allows retries up to Budget per successful attempt in
+	// each 10 s window (at least 5 per window), shared by all clients.
+	Budget     float64
+	HedgeDelay time.Duration // hedge shape: wait before the second attempt (default 120ms)
+}
+
+// DefaultPolicy is full jitter with three attempts per call.
+func DefaultPolicy() Policy {
+	return Policy{Kind: PolicyFull, MaxAttempts: 3, AppTries: 3, Base: 200 * time.Millisecond,
+		Cap: 8 * time.Second, NaiveShare: 0.1, HedgeDelay: 120 * time.Millisecond}
+}
+
+// DefaultStart is where simulated time begins unless Config.Start says
+// otherwise.
+var DefaultStart = time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+
+// Config parameterises one generated workload.
+type Config struct {
+	Seed     int64
+	Requests int       // logical requests to simulate
+	Start    time.Time // zero: DefaultStart
+	Rate     float64   // mean logical requests started per second (default 20)
+	// Services, when > 0, names client services svc-01..svc-NN instead of
+	// the per-shape defaults (checkout, support-bot, ...).
+	Services int
+	Shapes   []Shape // empty: all, in equal shares
+	Faults   FaultMix
+	Policy   Policy
+	// Nested makes every wrapped request an application loop around SDK
+	// calls; otherwise about 40% of them are.
+	Nested      bool
+	StreamShare float64 // share of LLM calls that stream (0..1)
+	BatchSpans  int     // spans per ptrace.Traces batch (default 500)
+}
+
+// DefaultConfig is what `retryscope gen` runs with no flags but -o.
+func DefaultConfig() Config {
+	return Config{Seed: 1, Requests: 1000, Start: DefaultStart, Rate: 20,
+		Faults: DefaultFaults(), Policy: DefaultPolicy(), StreamShare: 0.5, BatchSpans: 500}
+}
+
+// normalized fills unset fields with defaults and rejects impossible values.
+func (c Config) normalized() (Config, error) {
+	if c.Requests <= 0 {
+		return c, fmt.Errorf("requests must be at least 1")
+	}
+	if c.Start.IsZero() {
+		c.Start = DefaultStart
+	}
+	if c.Rate <= 0 {
+		c.Rate = 20
+	}
+	if c.BatchSpans <= 0 {
+		c.BatchSpans = 500
+	}
+	if c.Services < 0 || c.Services > 99 {
+		return c, fmt.Errorf("services must be from 0 to 99")
+	}
+	if len(c.Shapes) == 0 {
+		c.Shapes = AllShapes()
+	}
+	for _, s := range c.Shapes {
+		if !knownShape(s) {
+			return c, fmt.Errorf("unknown shape %q", s)
+		}
+	}
+	if err := c.Faults.validate(); err != nil {
+		return c, err
+	}
+	if c.StreamShare < 0 || c.StreamShare > 1 {
+		return c, fmt.Errorf("stream share must be from 0 to 1")
+	}
+	p := &c.Policy
+	if p.Kind == "" {
+		p.Kind = PolicyFull
+	}
+	if _, err := ParsePolicyKind(string(p.Kind)); err != nil {
+		return c, err
+	}
+	if p.MaxAttempts <= 0 {
+		p.MaxAttempts = 3
+	}
+	if p.AppTries <= 0 {
+		p.AppTries = 3
+	}
+	if p.Base <= 0 {
+		p.Base = 200 * time.Millisecond
+	}
+	if p.Cap <= 0 {
+		p.Cap = 8 * time.Second
+	}
+	if p.HedgeDelay <= 0 {
+		p.HedgeDelay = 120 * time.Millisecond
+	}
+	if p.NaiveShare < 0 || p.NaiveShare > 1 || p.Budget < 0 {
+		return c, fmt.Errorf("naive share must be from 0 to 1 and budget at least 0")
+	}
+	if p.Kind == PolicyNone {
+		p.MaxAttempts, p.AppTries = 1, 1
+	}
+	return c, nil
+}

@@ -1,0 +1,60 @@
+package gen
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Result is a generated workload: the traces, in export batches, and the
+// truth the simulation recorded.
+type Result struct {
+	Traces []ptrace.Traces
+	Truth  Truth
+}
+
+// Generate simulates cfg.Requests logical requests and renders their traces.
+// The same Config always yields the same Result.
+func Generate(cfg Config) (*Result, error) {
+	cfg, err := cfg.normalized()
+	if err != nil {
+		return nil, err
+	}
+	routes := newRoutes()
+	p := &planner{cfg: cfg, routes: make(map[string]*route, len(routes))}
+	for _, rt := range routes {
+		p.routes[rt.host] = rt
+	}
+	horizon := ns(float64(cfg.Requests) / cfg.Rate * 1000 * 1.5)
+	planIncidents(routes, horizon, rand.New(rand.NewPCG(uint64(cfg.Seed), 0x2545f4914f6cdd1d)))
+	arrivals := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5851f42d4c957f2d))
+	requests := make([]*simRequest, cfg.Requests)
+	var t int64
+	for i := range requests {
+		t += ns(arrivals.ExpFloat64() / cfg.Rate * 1000)
+		requests[i] = p.plan(i, t)
+	}
+	p.assignSplitWorkers(requests)
+
+	sim := &simulation{cfg: cfg}
+	if cfg.Policy.Budget > 0 {
+		sim.budget = &retryBudget{ratio: cfg.Policy.Budget, window: int64(10 * time.Second), floor: 5}
+	}
+	sim.run(requests)
+
+	slices.SortStableFunc(requests, func(a, b *simRequest) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.idx, b.idx))
+	})
+	var e emitter
+	truth := Truth{Schema: TruthSchema, Seed: cfg.Seed, Params: paramsOf(cfg), Requests: make([]Request, 0, len(requests))}
+	base := cfg.Start.UnixNano()
+	for _, r := range requests {
+		truth.Requests = append(truth.Requests, r.truth(e.emit(r), base))
+	}
+	truth.Workload = workloadOf(truth.Requests)
+	truth.Incidents = incidentsOf(routes, base, cfg.Faults)
+	return &Result{Traces: toBatches(e.spans, cfg.Start, cfg.BatchSpans), Truth: truth}, nil
+}

@@ -1,0 +1,424 @@
+package gen
+
+import (
+	"container/heap"
+	"math"
+	"math/rand/v2"
+)
+
+// faultKind is what happened to one attempt.
+type faultKind int
+
+const (
+	faultNone faultKind = iota
+	faultRateLimited
+	faultServerError
+	faultReset
+	faultTimeout
+	faultClientError
+	faultCancelled
+	faultRejected
+)
+
+// trigger is the retry trigger the truth reports for a failed attempt.
+func (f faultKind) trigger() string {
+	return [...]string{"", "rate_limited", "server_error", "connection", "timeout", "client_error", "cancelled", "rejected_output"}[f]
+}
+
+// attempt is one physical try. Times are nanoseconds after Config.Start.
+type attempt struct {
+	try         []int // 1-based try number per layer, outermost first
+	route       *route
+	start, end  int64 // client side: sent .. response, failure or abandonment
+	reached     bool  // the server saw it (and emits a SERVER span)
+	serverStart int64
+	serverEnd   int64
+	fault       faultKind
+	httpStatus  int   // 0: no response
+	retryAfterS int   // 429: Retry-After seconds
+	firstToken  int64 // streams: first token at the client; 0: none
+	outTokens   int   // output tokens the client received
+	serverOut   int   // output tokens the server generated
+	transparent bool  // gRPC transparent retry
+	ended       bool  // the client is done with it
+}
+
+func (a *attempt) hiddenNs() int64 {
+	if !a.reached || a.serverEnd <= a.end {
+		return 0
+	}
+	return a.serverEnd - a.end
+}
+
+// interval is a stretch of client time.
+type interval struct{ start, end int64 }
+
+// wait is an intentional backoff before the next attempt.
+type wait struct {
+	interval
+	layer int
+	after *attempt // the failed attempt that caused it
+}
+
+// simRequest is one logical request and everything the simulation decided.
+type simRequest struct {
+	idx     int
+	rng     *rand.Rand
+	arrival int64
+
+	shape         Shape
+	variant       string
+	service       string
+	primary       *route
+	fallback      *route
+	model         string
+	fallbackModel string
+	genAI         bool // client spans carry gen_ai.* attributes
+	// tokensOnAttempts: token usage sits on the attempt spans themselves
+	// (otherwise on the LLM span around them, or nowhere).
+	tokensOnAttempts  bool
+	stream            bool
+	evaluator         bool
+	rejectProb        float64
+	naive             bool
+	backoffEvents     bool // this request records its backoff waits as events
+	clientErrorStatus int  // non-zero: a bad request
+	inputTokens       int
+	outputTokens      int
+	layers            []layerSpec
+	worker            *splitWorker
+	next              *simRequest // split: the worker's next call
+	chained           bool        // split: starts when its predecessor ends
+
+	tries      []int
+	sleeps     []float64 // previous backoff per layer (decorrelated jitter)
+	onFallback bool
+	// transparentUsed: the one gRPC transparent retry is spent;
+	// nextTransparent: the next attempt is that retry.
+	transparentUsed bool
+	nextTransparent bool
+	start           int64
+	end             int64
+	attempts        []*attempt
+	waits           []wait
+	calls           []interval // nested: the SDK call spans, one per app try
+	final           *attempt
+	ok              bool
+	exhausted       string
+	done            bool
+}
+
+func (r *simRequest) nested() bool {
+	return r.variant == variantNested || r.variant == variantNestedEval
+}
+
+// currentRoute is where the next attempt goes: the app loop's last try
+// falls over to the second provider, since the primary has failed every
+// try before it.
+func (r *simRequest) currentRoute() *route {
+	if r.onFallback {
+		return r.fallback
+	}
+	return r.primary
+}
+
+// uniformMs draws U(lo, hi) milliseconds as nanoseconds.
+func (r *simRequest) uniformMs(lo, hi float64) int64 { return ns(lo + (hi-lo)*r.rng.Float64()) }
+
+func ns(ms float64) int64 { return int64(math.Round(ms * 1e6)) }
+
+type eventKind int
+
+const (
+	evBegin eventKind = iota
+	evStartAttempt
+	evEndAttempt
+	evHedge
+)
+
+type event struct {
+	at   int64
+	seq  uint64
+	kind eventKind
+	req  *simRequest
+	att  *attempt
+}
+
+type eventQueue []event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(event)) }
+func (q *eventQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}
+
+// simulation runs all logical requests against shared routes in time order,
+// so every attempt sees the load that the attempts before it created.
+type simulation struct {
+	cfg    Config
+	queue  eventQueue
+	seq    uint64
+	budget *retryBudget
+}
+
+func (s *simulation) push(at int64, kind eventKind, r *simRequest, a *attempt) {
+	s.seq++
+	heap.Push(&s.queue, event{at: at, seq: s.seq, kind: kind, req: r, att: a})
+}
+
+func (s *simulation) run(requests []*simRequest) {
+	for _, r := range requests {
+		if !r.chained {
+			s.push(r.arrival, evBegin, r, nil)
+		}
+	}
+	for s.queue.Len() > 0 {
+		e := heap.Pop(&s.queue).(event)
+		switch e.kind {
+		case evBegin:
+			s.begin(e.req, e.at)
+		case evStartAttempt:
+			s.startAttempt(e.req, e.at)
+		case evEndAttempt:
+			s.endAttempt(e.req, e.att, e.at)
+		case evHedge:
+			s.hedge(e.req, e.at)
+		}
+	}
+}
+
+func (s *simulation) begin(r *simRequest, now int64) {
+	r.start = now
+	r.tries = make([]int, len(r.layers))
+	for i := range r.tries {
+		r.tries[i] = 1
+	}
+	r.sleeps = make([]float64, len(r.layers))
+	t := now + r.uniformMs(0.05, 2)
+	if r.nested() {
+		r.calls = append(r.calls, interval{start: t})
+		t += r.uniformMs(0.2, 2)
+	}
+	s.push(t, evStartAttempt, r, nil)
+	if r.shape == ShapeHedge && r.layers[0].maxTries > 1 {
+		s.push(t+int64(s.cfg.Policy.HedgeDelay), evHedge, r, nil)
+	}
+}
+
+func (s *simulation) startAttempt(r *simRequest, now int64) *attempt {
+	a := &attempt{try: append([]int(nil), r.tries...), route: r.currentRoute(), start: now}
+	if r.shape == ShapeHedge {
+		a.try = []int{len(r.attempts) + 1}
+	}
+	a.transparent, r.nextTransparent = r.nextTransparent, false
+	s.serve(r, a)
+	r.attempts = append(r.attempts, a)
+	s.push(a.end, evEndAttempt, r, a)
+	return a
+}
+
+// hedge starts the second attempt if the first is still running.
+func (s *simulation) hedge(r *simRequest, now int64) {
+	if r.done || len(r.attempts) != 1 || r.attempts[0].ended {
+		return
+	}
+	s.startAttempt(r, now)
+}
+
+func (s *simulation) endAttempt(r *simRequest, a *attempt, now int64) {
+	if a.ended || r.done {
+		return
+	}
+	a.ended = true
+	if a.fault == faultNone && r.evaluator && r.rng.Float64() < r.rejectProb {
+		a.fault = faultRejected
+	}
+	if s.budget != nil {
+		s.budget.observe(now, a.fault == faultNone)
+	}
+	if r.shape == ShapeHedge {
+		s.endHedged(r, a, now)
+		return
+	}
+	if a.fault == faultNone {
+		s.finish(r, a, true, "", now)
+		return
+	}
+	if r.shape == ShapeGRPC && a.fault == faultReset && !a.reached && !r.transparentUsed && r.layers[0].maxTries > 1 {
+		// The RPC never left the client: gRPC retries it at once, outside
+		// the retry policy's attempt count and backoff.
+		r.transparentUsed, r.nextTransparent = true, true
+		s.push(now+r.uniformMs(0.05, 0.5), evStartAttempt, r, nil)
+		return
+	}
+	layer, exhausted := r.retryLayer(a)
+	if exhausted != "" {
+		s.finish(r, a, false, exhausted, now)
+		return
+	}
+	if s.budget != nil && !s.budget.allowRetry(now) {
+		s.finish(r, a, false, "budget", now)
+		return
+	}
+	s.scheduleRetry(r, a, layer, now)
+}
+
+// endHedged: the first attempt to succeed wins and the other is cancelled;
+// a failure waits for the other attempt if it is still running.
+func (s *simulation) endHedged(r *simRequest, a *attempt, now int64) {
+	if a.fault == faultNone {
+		for _, other := range r.attempts {
+			if !other.ended {
+				other.ended, other.fault, other.end = true, faultCancelled, now
+				other.httpStatus, other.outTokens = 0, 0
+				if other.serverStart > now {
+					other.reached = false
+				}
+			}
+		}
+		s.finish(r, a, true, "", now)
+		return
+	}
+	for _, other := range r.attempts {
+		if !other.ended {
+			return
+		}
+	}
+	exhausted := "not_retryable" // hedging does not retry errors
+	if len(r.attempts) == r.layers[0].maxTries {
+		exhausted = "attempt_cap"
+	}
+	s.finish(r, a, false, exhausted, now)
+}
+
+// retryLayer finds the innermost loop that retries this failure and still
+// has tries left; an exhausted inner loop passes its failure outwards.
+func (r *simRequest) retryLayer(a *attempt) (layer int, exhausted string) {
+	capped := false
+	for i := len(r.layers) - 1; i >= 0; i-- {
+		l := r.layers[i]
+		if !l.retryOn[a.fault] {
+			continue
+		}
+		if r.tries[i] >= l.maxTries {
+			capped = true
+			continue
+		}
+		return i, ""
+	}
+	if capped {
+		return 0, "attempt_cap"
+	}
+	return 0, "not_retryable"
+}
+
+func (s *simulation) scheduleRetry(r *simRequest, a *attempt, layer int, now int64) {
+	t := now
+	appRetry := r.nested() && layer == 0
+	if appRetry {
+		t += r.uniformMs(0.2, 2) // the SDK call raises
+		r.calls[len(r.calls)-1].end = t
+		t += r.uniformMs(0.5, 5) // the app loop handles the exception
+	} else {
+		t += r.uniformMs(0.1, 2)
+	}
+	if d := ns(r.backoffMs(layer, a)); d > 0 {
+		r.waits = append(r.waits, wait{interval: interval{t, t + d}, layer: layer, after: a})
+		t += d
+	}
+	t += r.uniformMs(0.2, 5) // serialization, connection, route choice
+	r.tries[layer]++
+	for i := layer + 1; i < len(r.tries); i++ {
+		r.tries[i] = 1
+	}
+	if appRetry {
+		r.onFallback = r.fallback != nil && r.tries[0] == r.layers[0].maxTries
+		r.calls = append(r.calls, interval{start: t})
+		t += r.uniformMs(0.2, 2)
+	}
+	s.push(t, evStartAttempt, r, nil)
+}
+
+// backoffMs is the policy's sleep before try n+1 of a layer, stretched to a
+// 429's Retry-After unless the client is naive.
+func (r *simRequest) backoffMs(layer int, a *attempt) float64 {
+	l := r.layers[layer]
+	n := r.tries[layer]
+	var d float64
+	switch l.kind {
+	case PolicyFixed:
+		d = l.baseMs
+	case PolicyFull:
+		d = r.rng.Float64() * min(l.capMs, l.baseMs*math.Pow(2, float64(n-1)))
+	case PolicyDecorrelated:
+		prev := max(r.sleeps[layer], l.baseMs)
+		d = min(l.capMs, l.baseMs+r.rng.Float64()*(3*prev-l.baseMs))
+		r.sleeps[layer] = d
+	}
+	if a.fault == faultRateLimited && !r.naive {
+		d = max(d, float64(a.retryAfterS)*1000)
+	}
+	return d
+}
+
+func (s *simulation) finish(r *simRequest, final *attempt, ok bool, exhausted string, now int64) {
+	t := now
+	if r.nested() {
+		t += r.uniformMs(0.2, 2)
+		r.calls[len(r.calls)-1].end = t
+	}
+	r.end = t + r.uniformMs(0.05, 2)
+	r.final, r.ok, r.exhausted, r.done = final, ok, exhausted, true
+	if r.next != nil {
+		// A batch worker moves on quickly after a success and sleeps long
+		// after a failure, so its next call is never mistaken for a retry.
+		think := r.uniformMs(5, 80)
+		if !ok {
+			think = r.uniformMs(30000, 60000)
+		}
+		s.push(r.end+think, evBegin, r.next, nil)
+	}
+}
+
+// retryBudget allows retries up to ratio per success in tumbling windows,
+// with a floor so a quiet window can still retry a little.
+type retryBudget struct {
+	ratio   float64
+	window  int64
+	floor   float64
+	current int64
+	ok      float64
+	retries float64
+}
+
+func (b *retryBudget) roll(now int64) {
+	if w := now / b.window; w != b.current {
+		b.current, b.ok, b.retries = w, 0, 0
+	}
+}
+
+func (b *retryBudget) observe(now int64, success bool) {
+	b.roll(now)
+	if success {
+		b.ok++
+	}
+}
+
+func (b *retryBudget) allowRetry(now int64) bool {
+	b.roll(now)
+	if b.retries >= max(b.floor, b.ratio*b.ok) {
+		return false
+	}
+	b.retries++
+	return true
+}

@@ -129,6 +129,8 @@ type FileTx struct {
 	app      *duckdb.Appender
 	seq      int64
 	staged   int
+	minStart int64 // the staged spans' range of start_ns
+	maxStart int64
 	spansNew int64
 	done     bool
 }
@@ -165,6 +167,12 @@ func (t *FileTx) Append(sp *model.Span) error {
 	if err != nil {
 		return fmt.Errorf("stage span %s/%s: %w", sp.TraceID, sp.SpanID, err)
 	}
+	if t.staged == 0 || sp.StartNS < t.minStart {
+		t.minStart = sp.StartNS
+	}
+	if t.staged == 0 || sp.StartNS > t.maxStart {
+		t.maxStart = sp.StartNS
+	}
 	t.staged++
 	if t.staged >= chunkSpans {
 		return t.inTx(t.merge)
@@ -192,7 +200,7 @@ func (t *FileTx) merge() error {
 	if t.staged == 0 {
 		return nil
 	}
-	res, err := t.s.Conn.ExecContext(t.ctx, queries.Get("merge_stage"), t.FileID)
+	res, err := t.s.Conn.ExecContext(t.ctx, queries.Get("merge_stage"), t.FileID, t.minStart, t.maxStart)
 	if err != nil {
 		return fmt.Errorf("merge staged spans: %w", err)
 	}

@@ -1,0 +1,187 @@
+// Package export writes the derived tables as Parquet for notebooks,
+// Hive-partitioned by day (DIR/<table>/date=YYYY-MM-DD/data.parquet), so one
+// glob reads the whole history. Each day's file is written beside its final
+// name and renamed into place: a reader sees the old file or the new one,
+// never half of one.
+package export
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/queries"
+)
+
+// Tables lists what is exported, in order. Each has a query file
+// queries/export_<name>.sql that yields the documented columns plus a DATE
+// column "date" (the request's UTC start day), and the table it reads,
+// which may not exist yet (a table is skipped until it does).
+var Tables = []struct{ Name, Source string }{
+	{"requests", "requests"},
+	{"attempts", "attempts"},
+	{"baselines", "baselines"},
+	{"daily", "requests"},
+}
+
+// Options choose what to write.
+type Options struct {
+	// Days limits the export to these days (YYYY-MM-DD); nil means every
+	// day present. Days listed but holding no rows are removed.
+	Days []string
+	// Log gets a line per table.
+	Log io.Writer
+}
+
+// Result counts what was written.
+type Result struct {
+	Files   int
+	Rows    int64
+	Removed int
+}
+
+var dayPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// Export writes the Parquet files under dir.
+func Export(ctx context.Context, st *store.Store, dir string, opt Options) (Result, error) {
+	var res Result
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	if _, err := st.Conn.ExecContext(ctx, `SET TimeZone = 'UTC'`); err != nil {
+		return res, err
+	}
+	for _, d := range opt.Days {
+		if !dayPattern.MatchString(d) {
+			return res, fmt.Errorf("export: bad day %q, want YYYY-MM-DD", d)
+		}
+	}
+	for _, t := range Tables {
+		ok, err := tableExists(ctx, st, t.Source)
+		if err != nil {
+			return res, err
+		}
+		if !ok {
+			continue
+		}
+		r, err := exportTable(ctx, st, dir, t.Name, opt)
+		if err != nil {
+			return res, fmt.Errorf("export %s: %w", t.Name, err)
+		}
+		fmt.Fprintf(opt.Log, "export %s: %d rows in %d day files, %d days removed\n", t.Name, r.Rows, r.Files, r.Removed)
+		res.Files += r.Files
+		res.Rows += r.Rows
+		res.Removed += r.Removed
+	}
+	return res, nil
+}
+
+func tableExists(ctx context.Context, st *store.Store, name string) (bool, error) {
+	var n int
+	err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE table_name = $1 AND NOT temporary`, name).Scan(&n)
+	return n > 0, err
+}
+
+func exportTable(ctx context.Context, st *store.Store, dir, name string, opt Options) (Result, error) {
+	var res Result
+	src := queries.Get("export_" + name)
+	present, err := daysOf(ctx, st, src)
+	if err != nil {
+		return res, err
+	}
+	days := opt.Days
+	if days == nil {
+		days = append(present, existingDays(filepath.Join(dir, name))...)
+	}
+	sort.Strings(days)
+	days = compact(days)
+	has := map[string]int64{}
+	for _, d := range present {
+		has[d] = 1
+	}
+	for _, day := range days {
+		partDir := filepath.Join(dir, name, "date="+day)
+		final := filepath.Join(partDir, "data.parquet")
+		if has[day] == 0 {
+			if _, err := os.Stat(partDir); err == nil {
+				if err := os.RemoveAll(partDir); err != nil {
+					return res, err
+				}
+				res.Removed++
+			}
+			continue
+		}
+		if err := os.MkdirAll(partDir, 0o755); err != nil {
+			return res, err
+		}
+		tmp := filepath.Join(partDir, ".data.parquet.tmp")
+		// COPY takes no parameters: the day is checked against dayPattern
+		// and the path is quoted as a SQL string literal.
+		copySQL := fmt.Sprintf(`COPY (SELECT * EXCLUDE (date) FROM (%s) WHERE date = DATE '%s') TO %s (FORMAT parquet, COMPRESSION zstd)`,
+			strings.TrimRight(strings.TrimSpace(src), ";"), day, sqlString(tmp))
+		r, err := st.Conn.ExecContext(ctx, copySQL)
+		if err != nil {
+			os.Remove(tmp)
+			return res, err
+		}
+		n, _ := r.RowsAffected()
+		if err := os.Rename(tmp, final); err != nil {
+			return res, err
+		}
+		res.Files++
+		res.Rows += n
+	}
+	return res, nil
+}
+
+// daysOf lists the days the export query has rows for.
+func daysOf(ctx context.Context, st *store.Store, src string) ([]string, error) {
+	rows, err := st.Conn.QueryContext(ctx, `SELECT DISTINCT strftime(date, '%Y-%m-%d') AS d FROM (`+
+		strings.TrimRight(strings.TrimSpace(src), ";")+`) ORDER BY d`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var days []string
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			return nil, err
+		}
+		days = append(days, d)
+	}
+	return days, rows.Err()
+}
+
+// existingDays lists the partitions already on disk, so a full export also
+// removes days that no longer hold data (after retention pruned them).
+func existingDays(tableDir string) []string {
+	entries, _ := os.ReadDir(tableDir)
+	var days []string
+	for _, e := range entries {
+		if d, ok := strings.CutPrefix(e.Name(), "date="); ok && e.IsDir() && dayPattern.MatchString(d) {
+			days = append(days, d)
+		}
+	}
+	return days
+}
+
+func compact(sorted []string) []string {
+	out := sorted[:0]
+	for i, s := range sorted {
+		if i == 0 || s != sorted[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sqlString(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}

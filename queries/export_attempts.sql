@@ -1,0 +1,16 @@
+-- export_attempts: one row per physical attempt, partitioned by the day its
+-- logical request started, so a request and its attempts share a partition.
+-- Yields the documented columns plus "date".
+SELECT
+    a.request_id, a.trace_id, a.span_id, a.ordinal, a.tries,
+    a.service, a.name, a.route, a.model, a.operation,
+    make_timestamp(a.start_ns // 1000)::TIMESTAMPTZ AS start_time,
+    make_timestamp(a.end_ns // 1000)::TIMESTAMPTZ AS end_time,
+    a.start_ns, a.end_ns, a.elapsed_ms,
+    a.outcome, a.trigger, a.is_final, a.http_status, a.grpc_status, a.error_type,
+    a.retry_after_s, a.input_tokens, a.output_tokens, a.ttft_ms,
+    a.gap_before_ms, a.overlap_ms, a.server_end_ns, a.hidden_work_ms,
+    CAST(make_timestamp(r.start_ns // 1000) AS DATE) AS date
+FROM attempts a
+JOIN requests r USING (request_id)
+ORDER BY r.start_ns, a.request_id, a.ordinal;

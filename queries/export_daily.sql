@@ -1,0 +1,19 @@
+-- export_daily: a summary row per UTC day, client service and operation:
+-- the workload measures of SPEC §6 that add up across rows (counts and
+-- sums), so a notebook can re-aggregate any way it likes.
+-- Yields the documented columns plus "date".
+SELECT
+    CAST(make_timestamp(start_ns // 1000) AS DATE) AS date,
+    service, operation,
+    count(*) AS logical_requests,
+    sum(attempts) AS attempts,
+    sum(attempts)::DOUBLE / count(*) AS amplification,
+    count(*) FILTER (WHERE attempts > 1) AS retried,
+    count(*) FILTER (WHERE attempts > 1 AND outcome = 'ok') AS retried_ok,
+    count(*) FILTER (WHERE outcome = 'error') AS failed,
+    sum(latency_ms) AS latency_ms_sum,
+    sum(duplicated_output_tokens) AS duplicated_output_tokens,
+    sum(hidden_work_ms) AS hidden_work_ms
+FROM requests
+GROUP BY ALL
+ORDER BY date, service, operation;

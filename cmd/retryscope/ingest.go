@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -27,19 +29,39 @@ type dbFlags struct {
 	path        string
 	memoryLimit string
 	threads     int
+	wait        bool
 }
 
 func (d *dbFlags) register(fs interface {
 	StringVar(*string, string, string, string)
 	IntVar(*int, string, int, string)
+	BoolVar(*bool, string, bool, string)
 }) {
 	fs.StringVar(&d.path, "db", defaultDB, "DuckDB database file, created if missing")
-	fs.StringVar(&d.memoryLimit, "memory-limit", "320MB", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk")
+	fs.StringVar(&d.memoryLimit, "memory-limit", "256MB", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk")
 	fs.IntVar(&d.threads, "threads", 0, "DuckDB worker threads (default: one per CPU)")
+	fs.BoolVar(&d.wait, "wait", false, "if another run holds the database, wait for it instead of failing")
 }
 
-func (d *dbFlags) open(ctx context.Context) (*store.Store, error) {
-	return store.Open(ctx, d.path, store.Options{MemoryLimit: d.memoryLimit, Threads: d.threads})
+// open opens the database; with --wait it polls while another process
+// holds the file, saying so once on log.
+func (d *dbFlags) open(ctx context.Context, log io.Writer) (*store.Store, error) {
+	said := false
+	for {
+		st, err := store.Open(ctx, d.path, store.Options{MemoryLimit: d.memoryLimit, Threads: d.threads})
+		if err == nil || !d.wait || !errors.Is(err, store.ErrLocked) {
+			return st, err
+		}
+		if !said {
+			fmt.Fprintf(log, "retryscope: %s is held by another process; waiting (--wait)\n", d.path)
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 func runIngest(ctx context.Context, e env, args []string) int {
@@ -58,7 +80,7 @@ func runIngest(ctx context.Context, e env, args []string) int {
 	// The decoded records in flight are short-lived; a soft limit keeps
 	// the Go heap from growing beside DuckDB's own memory limit.
 	debug.SetMemoryLimit(goMemoryLimit)
-	st, err := db.open(ctx)
+	st, err := db.open(ctx, e.stderr)
 	if err != nil {
 		return failure(e.stderr, err)
 	}

@@ -303,3 +303,13 @@ func (s *Store) CountTraces(ctx context.Context) (int64, error) {
 	err := s.Conn.QueryRowContext(ctx, `SELECT count(DISTINCT trace_id) FROM spans`).Scan(&n)
 	return n, err
 }
+
+// Prune deletes the traces that lie wholly before cutoffNS and returns how
+// many spans went.
+func (s *Store) Prune(ctx context.Context, cutoffNS int64) (int64, error) {
+	res, err := s.Conn.ExecContext(ctx, queries.Get("prune"), cutoffNS)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}

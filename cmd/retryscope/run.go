@@ -35,6 +35,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"ingest", "load OTLP trace exports into the database", runIngest},
+		{"report", "print what retries cost: amplification, rates, latency tails", runReport},
 		{"gen", "write synthetic traces with a known truth", func(_ context.Context, e env, args []string) int {
 			return runGen(args, e.stdout, e.stderr)
 		}},

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/retryscope/retryscope/ingest"
+	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
+)
+
+// reportDB generates a workload, ingests it into a new database file and
+// returns the file and the truth.
+func reportDB(t *testing.T, cfg gen.Config) (string, gen.Truth) {
+	t.Helper()
+	res, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	traces := filepath.Join(dir, "traces.jsonl")
+	f, err := os.Create(traces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gen.WriteJSONLines(f, res.Traces); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	dbPath := filepath.Join(dir, "r.duckdb")
+	st, err := store.Open(context.Background(), dbPath, store.Options{MemoryLimit: "1GB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.Run(context.Background(), st, []string{traces}, ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	return dbPath, res.Truth
+}
+
+func runReportCapture(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := runReport(context.Background(), env{stdout: &stdout, stderr: &stderr}, args)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestReportJSONMatchesTruth: report --format json on generated traces
+// gives the truth's workload figures: counts and rates exactly, latency and
+// TTFT summaries within 0.1 ms under the same percentile definition.
+func TestReportJSONMatchesTruth(t *testing.T) {
+	cfg := gen.DefaultConfig()
+	cfg.Requests = 1200
+	cfg.Seed = 4
+	cfg.Faults = gen.DefaultFaults().Scale(2)
+	dbPath, truth := reportDB(t, cfg)
+	code, out, errOut := runReportCapture(t, "--db", dbPath, "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Schema   string `json:"schema"`
+		Workload struct {
+			gen.Workload
+			LatencyMs             struct{ All, Retried model.Summary } `json:"latency_ms"`
+			TTFTMs                struct{ All, Retried model.Summary } `json:"ttft_ms"`
+			RetriedRequests       int                                  `json:"retried_requests"`
+			FailedRequests        int                                  `json:"failed_requests"`
+			HiddenOutputTokens    int                                  `json:"hidden_output_tokens"`
+			AmplificationByLayers []layerRow                           `json:"amplification_by_layers"`
+		} `json:"workload"`
+		Baselines []any          `json:"baselines"`
+		Segments  []any          `json:"segments"`
+		Ingest    map[string]any `json:"ingest"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if rep.Schema != "retryscope.report/v1" || rep.Baselines == nil || rep.Segments == nil || rep.Ingest == nil {
+		t.Errorf("schema %q, baselines %v, segments %v, ingest %v", rep.Schema, rep.Baselines, rep.Segments, rep.Ingest)
+	}
+	if got, want := rep.Workload.Workload, truth.Workload; got != want {
+		t.Errorf("workload\n got %+v\nwant %+v", got, want)
+	}
+	var all, retried, ttftAll, ttftRetried []float64
+	var nRetried, nFailed, hiddenTokens int
+	layerTries := map[int][]int64{} // depth -> requests, tries per layer
+	for _, r := range truth.Requests {
+		if r.Attempts > 1 {
+			nRetried++
+		}
+		if r.Outcome != "ok" {
+			nFailed++
+		}
+		hiddenTokens += r.HiddenOutputTokens
+		d := len(r.LayerCounts)
+		if layerTries[d] == nil {
+			layerTries[d] = make([]int64, d+1)
+		}
+		layerTries[d][0]++
+		for i, c := range r.LayerCounts {
+			layerTries[d][i+1] += int64(c)
+		}
+		all = append(all, r.LatencyMs)
+		if r.Attempts > 1 {
+			retried = append(retried, r.LatencyMs)
+		}
+		if r.TTFTMs != nil {
+			ttftAll = append(ttftAll, *r.TTFTMs)
+			if r.Attempts > 1 {
+				ttftRetried = append(ttftRetried, *r.TTFTMs)
+			}
+		}
+	}
+	compareSummary(t, "latency_ms.all", rep.Workload.LatencyMs.All, model.Summarize(all))
+	compareSummary(t, "latency_ms.retried", rep.Workload.LatencyMs.Retried, model.Summarize(retried))
+	compareSummary(t, "ttft_ms.all", rep.Workload.TTFTMs.All, model.Summarize(ttftAll))
+	compareSummary(t, "ttft_ms.retried", rep.Workload.TTFTMs.Retried, model.Summarize(ttftRetried))
+	if rep.Workload.RetriedRequests != nRetried || rep.Workload.FailedRequests != nFailed || rep.Workload.HiddenOutputTokens != hiddenTokens {
+		t.Errorf("retried/failed/hidden tokens %d/%d/%d, want %d/%d/%d", rep.Workload.RetriedRequests, rep.Workload.FailedRequests,
+			rep.Workload.HiddenOutputTokens, nRetried, nFailed, hiddenTokens)
+	}
+	if len(rep.Workload.AmplificationByLayers) != len(layerTries) {
+		t.Errorf("%d layer depths, want %d", len(rep.Workload.AmplificationByLayers), len(layerTries))
+	}
+	for _, l := range rep.Workload.AmplificationByLayers {
+		want := layerTries[l.Depth]
+		if want == nil || l.Requests != want[0] || l.Attempts != want[len(want)-1] || len(l.Multipliers) != l.Depth {
+			t.Errorf("depth %d: %+v, want tries %v", l.Depth, l, want)
+			continue
+		}
+		for i, m := range l.Multipliers {
+			if w := float64(want[i+1]) / float64(want[i]); m != w {
+				t.Errorf("depth %d layer %d: multiplier %v, want %v", l.Depth, i+1, m, w)
+			}
+		}
+	}
+	if rep.Workload.LatencyMs.All.P99 == nil {
+		t.Error("p99 of 1200 requests should be shown")
+	}
+}
+
+func compareSummary(t *testing.T, name string, got, want model.Summary) {
+	t.Helper()
+	if got.N != want.N {
+		t.Errorf("%s: n %d, want %d", name, got.N, want.N)
+	}
+	for _, f := range []struct {
+		field     string
+		got, want *float64
+	}{{"mean", got.Mean, want.Mean}, {"p50", got.P50, want.P50}, {"p95", got.P95, want.P95}, {"p99", got.P99, want.P99}} {
+		switch {
+		case (f.got == nil) != (f.want == nil):
+			t.Errorf("%s.%s: got %v, want %v (null where the sample is too small)", name, f.field, f.got, f.want)
+		case f.got != nil && math.Abs(*f.got-*f.want) > 0.1:
+			t.Errorf("%s.%s: %.4f, want %.4f", name, f.field, *f.got, *f.want)
+		}
+	}
+}
+
+// TestReportTable prints the aligned table with the linkage section under
+// --explain, and writes to -o FILE.
+func TestReportTable(t *testing.T) {
+	cfg := gen.DefaultConfig()
+	cfg.Requests = 300
+	dbPath, truth := reportDB(t, cfg)
+	code, out, errOut := runReportCapture(t, "--db", dbPath, "--explain")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"logical requests", "amplification", "end-to-end", "Requests by linkage rule", "wrapped", "grpc", "too few"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "  logical requests") || !strings.Contains(out, " "+itoa(truth.Workload.LogicalRequests)+"\n") {
+		t.Errorf("table does not show %d logical requests:\n%s", truth.Workload.LogicalRequests, out)
+	}
+	file := filepath.Join(t.TempDir(), "report.json")
+	if code, _, errOut := runReportCapture(t, "--db", dbPath, "--format", "json", "-o", file); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if b, err := os.ReadFile(file); err != nil || !bytes.Contains(b, []byte(`"logical_requests": 300`)) {
+		t.Errorf("report file: %v\n%s", err, b)
+	}
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// TestReportUsage: a bad format is a usage error; a missing database says
+// how to make one.
+func TestReportUsage(t *testing.T) {
+	if code, _, errOut := runReportCapture(t, "--format", "xml"); code != exitUsage || !strings.Contains(errOut, "Try: retryscope report --help") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	missing := filepath.Join(t.TempDir(), "none.duckdb")
+	if code, _, errOut := runReportCapture(t, "--db", missing); code != exitFailed || !strings.Contains(errOut, "retryscope ingest") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	if code, out, _ := runReportCapture(t, "--help"); code != exitOK || !strings.Contains(out, "--explain") {
+		t.Errorf("--help: exit %d\n%s", code, out)
+	}
+}
+
+// TestReportEmptyDatabase: a database with no spans reports zeros and
+// nulls, not an error.
+func TestReportEmptyDatabase(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "empty.duckdb")
+	st, err := store.Open(context.Background(), dbPath, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	code, out, errOut := runReportCapture(t, "--db", dbPath, "--format", "json")
+	if code != exitOK || !strings.Contains(out, `"logical_requests": 0`) || !strings.Contains(out, `"p50": null`) {
+		t.Errorf("exit %d: %s\n%s", code, errOut, out)
+	}
+}
+
+// TestReportConfig: a --config file adds keys; a misspelt key is a usage
+// error that names the file.
+func TestReportConfig(t *testing.T) {
+	cfg := gen.DefaultConfig()
+	cfg.Requests = 100
+	dbPath, truth := reportDB(t, cfg)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	os.WriteFile(good, []byte(`{"attempt_keys": ["app.try"], "first_token_events": ["stream.first_chunk"], "split_window": "30s"}`), 0o644)
+	code, out, errOut := runReportCapture(t, "--db", dbPath, "--format", "json", "--config", good)
+	if code != exitOK || !strings.Contains(out, `"logical_requests": `+itoa(truth.Workload.LogicalRequests)) {
+		t.Errorf("good config: exit %d: %s", code, errOut)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"attempt_key": ["app.try"]}`), 0o644)
+	if code, _, errOut := runReportCapture(t, "--db", dbPath, "--config", bad); code != exitUsage || !strings.Contains(errOut, "bad.json") {
+		t.Errorf("bad config: exit %d: %s", code, errOut)
+	}
+}

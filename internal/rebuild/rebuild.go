@@ -1,0 +1,242 @@
+// Package rebuild turns stored spans into logical requests and their
+// physical attempts (SPEC §3) and decomposes each request's latency
+// (SPEC §4), materialising the tables attempts and requests.
+//
+// SQL extracts what every span says (queries/rebuild_spans.sql: status,
+// codes, counters, events, usage, the SERVER spans under it) and defines the
+// tables (queries/rebuild_tables.sql). Go does the grouping, which is graph
+// work over parent links, missing parents and chains across traces, and the
+// interval arithmetic of the decomposition.
+package rebuild
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/queries"
+)
+
+// Options tune the rebuild.
+type Options struct {
+	// Keys adds attribute and event names to those the rebuild reads by
+	// default; the user's come first.
+	Keys Keys
+	// SplitWindow is the longest gap after a failed attempt within which an
+	// attempt in another trace of the same client and operation is taken as
+	// its retry (attempts split across traces). Default DefaultSplitWindow.
+	SplitWindow time.Duration
+}
+
+// Keys names what the rebuild cannot guess: the attributes and events a
+// given instrumentation uses. Each list is tried in order; the first name a
+// span has wins.
+type Keys struct {
+	// RequestID: an id every attempt of one logical request carries.
+	RequestID []string `json:"request_id_keys,omitempty"`
+	// Attempt: the attempt number, 1 for the first.
+	Attempt []string `json:"attempt_keys,omitempty"`
+	// FirstToken: names of span events at the first token of a stream.
+	FirstToken []string `json:"first_token_events,omitempty"`
+	// Route: where an attempt went (a host, a provider).
+	Route []string `json:"route_keys,omitempty"`
+	// Model: the model an attempt asked for.
+	Model []string `json:"model_keys,omitempty"`
+}
+
+// DefaultKeys covers retryscope's own attributes, the OTel semantic
+// conventions (gen_ai.*, server.address), OpenLLMetry and OpenInference.
+func DefaultKeys() Keys {
+	return Keys{
+		RequestID:  []string{"retryscope.request.id"},
+		Attempt:    []string{"retryscope.attempt"},
+		FirstToken: []string{"gen_ai.first_token", "First Token Stream Event", "llm.content.completion.chunk"},
+		Route:      []string{"server.address", "net.peer.name"},
+		Model:      []string{"gen_ai.request.model", "gen_ai.response.model", "llm.request.model", "llm.model_name"},
+	}
+}
+
+// withDefaults puts k's names before the defaults, without repeats.
+func (k Keys) withDefaults() Keys {
+	d := DefaultKeys()
+	merge := func(user, def []string) []string {
+		var out []string
+		for _, name := range append(append([]string(nil), user...), def...) {
+			if name != "" && !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	return Keys{merge(k.RequestID, d.RequestID), merge(k.Attempt, d.Attempt), merge(k.FirstToken, d.FirstToken),
+		merge(k.Route, d.Route), merge(k.Model, d.Model)}
+}
+
+// fingerprint identifies the effective keys, so a rebuild with other keys
+// is not mistaken for a fresh one.
+func (k Keys) fingerprint() string {
+	b, _ := json.Marshal(k.withDefaults())
+	return string(b)
+}
+
+// DefaultSplitWindow covers the backoff of common retry policies (capped
+// exponential backoff up to 8 s, Retry-After of a few seconds) and stays
+// well below the pause a batch client takes after giving up.
+const DefaultSplitWindow = 20 * time.Second
+
+// Stats counts what a rebuild read and produced.
+type Stats struct {
+	Spans    int // spans read: all but the callees' SERVER spans under attempts
+	Requests int
+	Attempts int
+}
+
+// Rebuild replaces the attempts and requests tables with what the spans
+// table shows, using the default options.
+func Rebuild(ctx context.Context, st *store.Store) error {
+	_, err := Run(ctx, st, Options{})
+	return err
+}
+
+// Run replaces the attempts and requests tables with what the spans table
+// shows.
+func Run(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
+	if opt.SplitWindow <= 0 {
+		opt.SplitWindow = DefaultSplitWindow
+	}
+	var stats Stats
+	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_tables")); err != nil {
+		return stats, fmt.Errorf("create rebuilt tables: %w", err)
+	}
+	w, err := newWriter(st)
+	if err != nil {
+		return stats, err
+	}
+	b := &builder{opt: opt, out: w}
+	err = readTraces(ctx, st.Conn, opt.Keys.withDefaults(), func(trace []*span) error {
+		stats.Spans += len(trace)
+		return b.trace(trace)
+	})
+	if err == nil {
+		err = b.splitAcrossTraces()
+	}
+	if cerr := w.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return stats, fmt.Errorf("rebuild requests: %w", err)
+	}
+	stats.Requests, stats.Attempts = w.requests, w.attempts
+	spans, files, err := sourceCounts(ctx, st.Conn)
+	if err != nil {
+		return stats, err
+	}
+	_, err = st.Conn.ExecContext(ctx, `INSERT INTO rebuild_state VALUES ($1, $2, $3, $4, $5, now())`,
+		spans, files, opt.fingerprint(), stats.Requests, stats.Attempts)
+	if err != nil {
+		return stats, fmt.Errorf("record rebuild: %w", err)
+	}
+	return stats, nil
+}
+
+// Ensure rebuilds unless the rebuilt tables already reflect every span and
+// file in the database. It reports whether it rebuilt.
+func Ensure(ctx context.Context, st *store.Store, opt Options) (bool, error) {
+	if opt.SplitWindow <= 0 {
+		opt.SplitWindow = DefaultSplitWindow
+	}
+	fresh, err := isFresh(ctx, st.Conn, opt)
+	if err != nil || fresh {
+		return false, err
+	}
+	_, err = Run(ctx, st, opt)
+	return err == nil, err
+}
+
+func isFresh(ctx context.Context, conn *sql.Conn, opt Options) (bool, error) {
+	var tables int
+	err := conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables()
+		WHERE schema_name = 'main' AND table_name IN ('rebuild_state', 'requests', 'attempts')`).Scan(&tables)
+	if err != nil || tables < 3 {
+		return false, err
+	}
+	spans, files, err := sourceCounts(ctx, conn)
+	if err != nil {
+		return false, err
+	}
+	var n int
+	err = conn.QueryRowContext(ctx, `SELECT count(*) FROM rebuild_state WHERE spans = $1 AND files = $2 AND options = $3`,
+		spans, files, opt.fingerprint()).Scan(&n)
+	return n > 0, err
+}
+
+func sourceCounts(ctx context.Context, conn *sql.Conn) (spans, files int64, err error) {
+	err = conn.QueryRowContext(ctx, queries.Get("rebuild_state")).Scan(&spans, &files)
+	if err != nil {
+		err = fmt.Errorf("count spans: %w", err)
+	}
+	return spans, files, err
+}
+
+// factsPerSlice bounds how many spans one slice of rebuild_facts holds,
+// so sorting and reading a slice fits in a small memory limit.
+const factsPerSlice = 100_000
+
+// fingerprint identifies the options a rebuild ran with.
+func (o Options) fingerprint() string {
+	return fmt.Sprintf("%s window=%s", o.Keys.fingerprint(), o.SplitWindow)
+}
+
+// readTraces extracts the span facts (rebuild_spans), then reads them back
+// slice by slice (rebuild_partition) and hands over one trace at a time.
+func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, each func([]*span) error) error {
+	_, err := conn.ExecContext(ctx, queries.Get("rebuild_spans"), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model)
+	if err != nil {
+		return err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS rebuild_facts")
+	var n int64
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM rebuild_facts").Scan(&n); err != nil {
+		return err
+	}
+	slices := max(1, (n+factsPerSlice-1)/factsPerSlice)
+	for k := range slices {
+		if err := readSlice(ctx, conn, slices, k, each); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func readSlice(ctx context.Context, conn *sql.Conn, slices, k int64, each func([]*span) error) error {
+	rows, err := conn.QueryContext(ctx, queries.Get("rebuild_partition"), slices, k)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var trace []*span
+	for rows.Next() {
+		s, err := scanSpan(rows)
+		if err != nil {
+			return err
+		}
+		if len(trace) > 0 && trace[0].traceID != s.traceID {
+			if err := each(trace); err != nil {
+				return err
+			}
+			trace = nil
+		}
+		trace = append(trace, s)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(trace) > 0 {
+		return each(trace)
+	}
+	return nil
+}

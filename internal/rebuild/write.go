@@ -1,0 +1,108 @@
+package rebuild
+
+import (
+	"database/sql/driver"
+	"fmt"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
+)
+
+// writer appends rebuilt rows to the attempts and requests tables.
+type writer struct {
+	reqApp, attApp     *duckdb.Appender
+	requests, attempts int
+}
+
+func newWriter(st *store.Store) (*writer, error) {
+	w := &writer{}
+	err := st.Conn.Raw(func(dc any) error {
+		var err error
+		if w.reqApp, err = duckdb.NewAppender(dc.(driver.Conn), "", "main", "requests"); err != nil {
+			return err
+		}
+		w.attApp, err = duckdb.NewAppender(dc.(driver.Conn), "", "main", "attempts")
+		return err
+	})
+	if err != nil {
+		if w.reqApp != nil {
+			w.reqApp.Close()
+		}
+		return nil, fmt.Errorf("open appender: %w", err)
+	}
+	return w, nil
+}
+
+func (w *writer) close() error {
+	err1 := w.reqApp.Close()
+	err2 := w.attApp.Close()
+	if err1 != nil {
+		return err1
+	}
+	return err2
+}
+
+func (w *writer) write(r *model.Request, attempts []*model.Attempt) error {
+	var finalTrigger any
+	if r.FinalTrigger != "" {
+		finalTrigger = string(r.FinalTrigger)
+	}
+	layerCounts := make([]int32, len(r.LayerCounts))
+	for i, c := range r.LayerCounts {
+		layerCounts[i] = int32(c)
+	}
+	err := w.reqApp.AppendRow(r.ID, r.TraceID, r.SpanID, string(r.Linkage), r.Inferred,
+		r.Service, r.Operation, r.Route, r.FinalRoute, nullString(r.Model), nullString(r.FinalModel), r.Stream,
+		r.StartNS, r.EndNS, r.LatencyMs, int32(r.Attempts), r.Layers, layerCounts,
+		r.Outcome, finalTrigger, r.Triggers, r.TFailedMs, nullFloat(r.BackoffMs), nullFloat(r.OverheadMs),
+		r.GapMs, r.GapSplit, r.TFinalMs, r.ResidualMs, nullFloat(r.TTFTMs), nullFloat(r.GenerationMs),
+		r.InputTokens, r.OutputTokens, r.DuplicatedOutputTokens, r.HiddenWorkMs, r.HiddenOutputTokens, nullString(r.AttachedTo))
+	if err != nil {
+		return fmt.Errorf("write request %s: %w", r.ID, err)
+	}
+	w.requests++
+	for _, a := range attempts {
+		tries := make([]int32, len(a.Tries))
+		for i, t := range a.Tries {
+			tries[i] = int32(t)
+		}
+		var trigger any
+		if a.Trigger != "" {
+			trigger = string(a.Trigger)
+		}
+		err := w.attApp.AppendRow(a.RequestID, a.TraceID, a.SpanID, int32(a.Ordinal), tries,
+			a.Service, a.Name, nullString(a.Route), nullString(a.Model), a.Operation,
+			a.StartNS, a.EndNS, a.ElapsedMs(), a.Outcome, trigger, a.Final,
+			nullInt(a.HTTPStatus), nullInt(a.GRPCStatus), nullString(a.ErrorType), nullFloat(a.RetryAfterS),
+			nullInt(a.InputTokens), nullInt(a.OutputTokens), nullFloat(a.TTFTMs), nullFloat(a.GapBeforeMs),
+			a.OverlapMs, nullInt(a.ServerEndNS), a.HiddenWorkMs, a.HiddenOutputTokens)
+		if err != nil {
+			return fmt.Errorf("write attempt %s:%s: %w", a.TraceID, a.SpanID, err)
+		}
+		w.attempts++
+	}
+	return nil
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nullFloat(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func nullInt(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

@@ -1,0 +1,201 @@
+package model
+
+import (
+	"math"
+	"slices"
+)
+
+// Trigger is why an attempt failed (SPEC §3). The empty Trigger means the
+// attempt did not fail.
+type Trigger string
+
+// The triggers SPEC §3 names.
+const (
+	TriggerTimeout        Trigger = "timeout"
+	TriggerConnection     Trigger = "connection"
+	TriggerRateLimited    Trigger = "rate_limited"
+	TriggerServerError    Trigger = "server_error"
+	TriggerClientError    Trigger = "client_error" // 4xx other than 408/429: deterministic
+	TriggerCancelled      Trigger = "cancelled"
+	TriggerRejectedOutput Trigger = "rejected_output" // an evaluator turned a good answer down
+	TriggerUnknown        Trigger = "unknown"
+)
+
+// Linkage names the rule that grouped a logical request's attempts, so a
+// user can see why a trace was grouped as it was.
+type Linkage string
+
+// The linkage rules, strongest evidence first.
+const (
+	// LinkGRPC: a gRFC A72 Sent.<method> call span over Attempt.<method> spans.
+	LinkGRPC Linkage = "grpc"
+	// LinkOrphan: attempts whose parent span was never exported, grouped as
+	// siblings under the missing parent.
+	LinkOrphan Linkage = "orphan"
+	// LinkSplitInferred: attempts in traces of their own, joined by service,
+	// operation, a failed predecessor and a gap within the backoff window
+	// (or a shared amz-sdk-invocation-id).
+	LinkSplitInferred Linkage = "split_inferred"
+	// LinkWrapped: an SDK or GenAI CLIENT span over transport attempts,
+	// possibly inside an application retry loop.
+	LinkWrapped Linkage = "wrapped"
+	// LinkExplicit: retryscope.request.id / retryscope.attempt attributes.
+	LinkExplicit Linkage = "explicit"
+	// LinkHeader: ids and counters captured from SDK or proxy headers
+	// (x-stainless-retry-count, amz-sdk-*, x-envoy-attempt-count).
+	LinkHeader Linkage = "header"
+	// LinkResend: http.request.resend_count or Envoy's retry.count.
+	LinkResend Linkage = "resend"
+	// LinkParent: a logical span over sibling attempts of one operation
+	// with no counter, e.g. a hedging or retry helper's span.
+	LinkParent Linkage = "parent"
+	// LinkSingle: one attempt with no logical span around it.
+	LinkSingle Linkage = "single"
+)
+
+// Outcome of an attempt or a logical request.
+const (
+	OutcomeOK    = "ok"
+	OutcomeError = "error"
+)
+
+// Attempt is one physical try, at the lowest layer (a transport span, a
+// gRPC Attempt span). Times are Unix nanoseconds; nil pointers are unknown.
+type Attempt struct {
+	RequestID    string
+	TraceID      string
+	SpanID       string
+	Ordinal      int   // 1-based, in start order within the request
+	Tries        []int // try number per layer, outermost first
+	Service      string
+	Name         string
+	Route        string // server.address
+	Model        string
+	Operation    string
+	StartNS      int64
+	EndNS        int64
+	Outcome      string
+	Trigger      Trigger // "" when the attempt did not fail
+	Final        bool    // the attempt whose answer was used, or the last to fail
+	HTTPStatus   *int64
+	GRPCStatus   *int64
+	ErrorType    string
+	RetryAfterS  *float64
+	InputTokens  *int64
+	OutputTokens *int64
+	TTFTMs       *float64 // attempt start to its first token
+	GapBeforeMs  *float64 // start minus the latest end of earlier attempts; negative when overlapping
+	OverlapMs    float64  // time this attempt ran while an earlier attempt was still running
+	ServerEndNS  *int64   // end of the callee's SERVER span, when exported
+	HiddenWorkMs float64  // server time after the client abandoned this attempt
+	// HiddenOutputTokens: output the server generated that the client never
+	// received, for an abandoned attempt.
+	HiddenOutputTokens int64
+}
+
+// ElapsedMs is the attempt's own duration in milliseconds.
+func (a *Attempt) ElapsedMs() float64 { return float64(a.EndNS-a.StartNS) / 1e6 }
+
+// Request is one logical request: what the caller asked for once, however
+// many attempts it took. Its latency decomposes (SPEC §4) as
+// LatencyMs = TFailedMs + BackoffMs + OverheadMs + TFinalMs + ResidualMs;
+// when telemetry does not say which part of a gap was intentional backoff,
+// BackoffMs and OverheadMs are nil and only GapMs is known.
+type Request struct {
+	ID         string // "<trace_id>:<span_id>" of the anchor span
+	TraceID    string
+	SpanID     string
+	Linkage    Linkage
+	Inferred   bool // joined on circumstantial evidence (split across traces)
+	Service    string
+	Operation  string
+	Route      string
+	FinalRoute string
+	Model      string
+	FinalModel string
+	Stream     bool
+	StartNS    int64
+	EndNS      int64
+	LatencyMs  float64
+	Attempts   int
+	// Layers are the tries per retry layer as multipliers, outermost first;
+	// their product is Attempts. LayerCounts are the same as counts.
+	Layers       []float64
+	LayerCounts  []int
+	Outcome      string
+	FinalTrigger Trigger  // the final attempt's trigger when the request failed
+	Triggers     []string // one per failed attempt, in start order
+	TFailedMs    float64
+	BackoffMs    *float64
+	OverheadMs   *float64
+	GapMs        float64 // BackoffMs + OverheadMs, always known
+	GapSplit     bool
+	TFinalMs     float64
+	ResidualMs   float64
+	TTFTMs       *float64
+	GenerationMs *float64 // first token to the end of the final attempt (streams)
+	InputTokens  int64
+	OutputTokens int64
+	// DuplicatedOutputTokens is the output of every attempt but the final one.
+	DuplicatedOutputTokens int64
+	HiddenWorkMs           float64
+	HiddenOutputTokens     int64
+	AttachedTo             string // orphans: the trace root they were attached to
+}
+
+// Percentiles use the nearest-rank definition: pX of n sorted observations
+// x(1) <= ... <= x(n) is x(k) with k = ceil(X·n/100). No interpolation, so
+// every reported percentile is a latency some request really had. A
+// percentile is reported only when n·(100−X)/100 >= MinTail, that is when at
+// least MinTail observations are expected at or above it: p50 needs n >= 10,
+// p95 n >= 100, p99 n >= 500. Otherwise it is unknown (null in JSON).
+const MinTail = 5
+
+// PercentileRank returns k, the 1-based rank of the pct-th percentile of n
+// observations, and whether the sample is large enough to report it.
+func PercentileRank(n, pct int) (int, bool) {
+	if n <= 0 || pct <= 0 || pct > 100 {
+		return 0, false
+	}
+	k := (pct*n + 99) / 100
+	return k, n*(100-pct) >= MinTail*100
+}
+
+// Percentile returns the pct-th nearest-rank percentile of sorted, or nil
+// when the sample is too small for it. sorted must be in ascending order.
+func Percentile(sorted []float64, pct int) *float64 {
+	k, ok := PercentileRank(len(sorted), pct)
+	if !ok {
+		return nil
+	}
+	v := sorted[k-1]
+	return &v
+}
+
+// Summary is the count, mean and tail of a set of observations.
+type Summary struct {
+	N    int      `json:"n"`
+	Mean *float64 `json:"mean"`
+	P50  *float64 `json:"p50"`
+	P95  *float64 `json:"p95"`
+	P99  *float64 `json:"p99"`
+}
+
+// Summarize describes values (in any order; it is not modified).
+func Summarize(values []float64) Summary {
+	s := Summary{N: len(values)}
+	if len(values) == 0 {
+		return s
+	}
+	sorted := slices.Sorted(slices.Values(values))
+	var sum float64
+	for _, v := range sorted {
+		sum += v
+	}
+	mean := sum / float64(len(sorted))
+	if !math.IsNaN(mean) {
+		s.Mean = &mean
+	}
+	s.P50, s.P95, s.P99 = Percentile(sorted, 50), Percentile(sorted, 95), Percentile(sorted, 99)
+	return s
+}

@@ -1,0 +1,190 @@
+-- rebuild_spans: the facts about every span that the rebuild needs, one row
+-- per span, into the temporary table rebuild_facts; rebuild_partition
+-- reads them back one slice of traces at a time, so memory stays bounded.
+-- SERVER spans come only when they are roots or the parent of an
+-- attempt-like span (a CLIENT span or a gRPC Attempt span): the callee's
+-- SERVER spans under attempts are summarised onto the attempt instead.
+--
+-- Attribute names follow the OTel semantic conventions (http.*, rpc.*,
+-- gen_ai.*, error.type, server.address), gRFC A72, the captured SDK/proxy
+-- headers of SPEC §3 and retryscope's own retryscope.request.id /
+-- retryscope.attempt pair; OpenLLMetry and OpenInference token names and
+-- the old HTTP conventions (http.url, http.method, http.status_code) are
+-- read as fallbacks. Header captures are JSON string arrays (["1"]); both
+-- that and a bare string are accepted.
+--
+-- Parameters (rebuild.Keys, user keys first, then the defaults): $1 logical
+-- id attributes, $2 attempt-number attributes (1 = first), $3 first-token
+-- event names, $4 route attributes, $5 model attributes. The first key a
+-- span has wins.
+--
+-- Columns:
+--   trace_id, span_id, parent_span_id, parent_exported (the parent span is
+--   in the table), name, kind, service_name, start_ns, end_ns,
+--   status_code, status_message;
+--   route ($4: server.address...), method, url, model ($5), gen_ai_operation;
+--   http_status, grpc_status, error_type;
+--   request_key: a logical id shared by attempts ($1: retryscope.request.id;
+--     amz-sdk-invocation-id);
+--   retry_index: 0 for a first attempt, n for the n-th retry, from the first
+--     counter present; counter_kind: explicit | header | resend | grpc;
+--   retry_after_s: a captured Retry-After, in seconds;
+--   rejected: an evaluator rejected this output (attribute or event);
+--   has_response: something came back (a status code, output, an inbound
+--     message, an OK status);
+--   trigger: SPEC §3's classification of the span's own failure, NULL when
+--     the span itself shows none (the "no response, followed by another
+--     attempt" and hedge-loser rules need the neighbours and are applied by
+--     the rebuild); a gRPC attempt that failed before its Outbound message
+--     is a connection failure, an unexplained failure whose callee SERVER
+--     span failed too is a server error;
+--   first_token_ns: the first first-token event ($3: gen_ai.first_token...);
+--   backoff_at_ns, backoff_ms: every retry.backoff event (start of the wait
+--     and its length);
+--   input_tokens, output_tokens: token usage recorded on the span;
+--   server_end_ns, server_model, server_output_tokens: from SERVER children
+--     (the callee), which are never attempts themselves;
+--   trace_hash: hash(trace_id), to slice the traces.
+CREATE OR REPLACE TEMP TABLE rebuild_facts AS
+WITH a AS (
+    SELECT
+        trace_id, span_id, parent_span_id, name, kind, service_name, start_ns, end_ns, status_code, status_message,
+        -- Old HTTP semantic conventions (http.url, http.method,
+        -- http.status_code) are still the default of several instrumentations.
+        coalesce(list_filter(list_transform($4::VARCHAR[], k -> attributes[k]), v -> v IS NOT NULL)[1],
+                 nullif(regexp_extract(coalesce(attributes['url.full'], attributes['http.url']), '^[A-Za-z][A-Za-z0-9+.-]*://([^/:?#@]+)', 1), '')) AS route,
+        coalesce(attributes['http.request.method'], attributes['http.method']) AS method,
+        coalesce(attributes['url.full'], attributes['http.url']) AS url,
+        list_filter(list_transform($5::VARCHAR[], k -> attributes[k]), v -> v IS NOT NULL)[1] AS model,
+        attributes['gen_ai.operation.name'] AS gen_ai_operation,
+        TRY_CAST(coalesce(attributes['http.response.status_code'], attributes['http.status_code']) AS BIGINT) AS http_status,
+        TRY_CAST(attributes['rpc.grpc.status_code'] AS BIGINT) AS grpc_status,
+        attributes['error.type'] AS error_type,
+        list_filter(list_transform($1::VARCHAR[], k -> attributes[k]), v -> v IS NOT NULL)[1] AS explicit_id,
+        TRY_CAST(list_filter(list_transform($2::VARCHAR[], k -> attributes[k]), v -> v IS NOT NULL)[1] AS BIGINT) AS explicit_attempt,
+        TRY_CAST(attributes['http.request.resend_count'] AS BIGINT) AS resend_count,
+        TRY_CAST(attributes['retry.count'] AS BIGINT) AS envoy_retry_count,
+        TRY_CAST(attributes['previous-rpc-attempts'] AS BIGINT) AS previous_rpc_attempts,
+        -- A captured header: the first element of a JSON array, or the text itself.
+        CASE WHEN attributes['http.request.header.x-stainless-retry-count'] LIKE '[%'
+             THEN TRY(json_extract_string(attributes['http.request.header.x-stainless-retry-count'], '$[0]'))
+             ELSE attributes['http.request.header.x-stainless-retry-count'] END AS stainless,
+        CASE WHEN attributes['http.request.header.x-envoy-attempt-count'] LIKE '[%'
+             THEN TRY(json_extract_string(attributes['http.request.header.x-envoy-attempt-count'], '$[0]'))
+             ELSE attributes['http.request.header.x-envoy-attempt-count'] END AS envoy,
+        CASE WHEN attributes['http.request.header.amz-sdk-invocation-id'] LIKE '[%'
+             THEN TRY(json_extract_string(attributes['http.request.header.amz-sdk-invocation-id'], '$[0]'))
+             ELSE attributes['http.request.header.amz-sdk-invocation-id'] END AS amz_id,
+        CASE WHEN attributes['http.request.header.amz-sdk-request'] LIKE '[%'
+             THEN TRY(json_extract_string(attributes['http.request.header.amz-sdk-request'], '$[0]'))
+             ELSE attributes['http.request.header.amz-sdk-request'] END AS amz_request,
+        CASE WHEN attributes['http.response.header.retry-after'] LIKE '[%'
+             THEN TRY(json_extract_string(attributes['http.response.header.retry-after'], '$[0]'))
+             ELSE attributes['http.response.header.retry-after'] END AS retry_after,
+        coalesce(
+            TRY_CAST(attributes['gen_ai.usage.input_tokens'] AS BIGINT),
+            TRY_CAST(attributes['gen_ai.usage.prompt_tokens'] AS BIGINT),
+            TRY_CAST(attributes['llm.token_count.prompt'] AS BIGINT)) AS input_tokens,
+        coalesce(
+            TRY_CAST(attributes['gen_ai.usage.output_tokens'] AS BIGINT),
+            TRY_CAST(attributes['gen_ai.usage.completion_tokens'] AS BIGINT),
+            TRY_CAST(attributes['llm.token_count.completion'] AS BIGINT)) AS output_tokens,
+        attributes['gen_ai.response.model'] IS NOT NULL AS has_response_model,
+        coalesce(attributes['retryscope.rejected_output'] = 'true', false) AS rejected_attr,
+        CASE WHEN len(events) > 0 THEN events END AS events
+    FROM spans
+),
+e AS (
+    SELECT
+        a.* EXCLUDE (events),
+        [x.attributes['exception.type'] FOR x IN events IF x.name = 'exception'][1] AS exception_type,
+        rejected_attr OR coalesce(list_bool_or([x.name = 'evaluation.rejected' FOR x IN events]), false) AS rejected,
+        coalesce(list_bool_or([x.name = 'Inbound message' FOR x IN events]), false) AS inbound,
+        coalesce(list_bool_or([x.name = 'Outbound message' FOR x IN events]), false) AS outbound,
+        list_min([x.time_ns FOR x IN events IF list_contains($3::VARCHAR[], x.name)]) AS first_token_ns,
+        nullif([x.time_ns FOR x IN events IF x.name = 'retry.backoff'], []) AS backoff_at_ns,
+        nullif([TRY_CAST(x.attributes['retry.backoff_ms'] AS DOUBLE) FOR x IN events IF x.name = 'retry.backoff'], []) AS backoff_ms
+    FROM a
+),
+-- Joins between spans go by hash(trace_id, span_id): 8 bytes a key instead
+-- of 48 characters, so the hash tables stay small; a collision among the
+-- spans of one database is vanishingly unlikely (64-bit hashes).
+srv AS (
+    SELECT hash(trace_id, parent_span_id) AS k, max(end_ns) AS server_end_ns,
+           min(list_filter(list_transform($5::VARCHAR[], k -> attributes[k]), v -> v IS NOT NULL)[1]) AS server_model,
+           sum(TRY_CAST(attributes['gen_ai.usage.output_tokens'] AS BIGINT)) AS server_output_tokens,
+           bool_or(status_code = 'error') AS server_failed
+    FROM spans
+    WHERE kind = 'server' AND parent_span_id IS NOT NULL
+    GROUP BY ALL
+),
+attempt_parents AS (
+    SELECT DISTINCT hash(trace_id, parent_span_id) AS k
+    FROM spans
+    WHERE parent_span_id IS NOT NULL AND (kind = 'client' OR (kind = 'internal' AND name LIKE 'Attempt.%'))
+)
+SELECT
+    e.trace_id, e.span_id, e.parent_span_id, p.k IS NOT NULL AS parent_exported,
+    e.name, e.kind, e.service_name, e.start_ns, e.end_ns, e.status_code, e.status_message,
+    e.route, e.method, e.url, e.model, e.gen_ai_operation,
+    e.http_status, e.grpc_status, e.error_type,
+    coalesce(e.explicit_id, e.amz_id) AS request_key,
+    coalesce(
+        e.explicit_attempt - 1,
+        TRY_CAST(e.stainless AS BIGINT),
+        TRY_CAST(e.envoy AS BIGINT) - 1,
+        TRY_CAST(regexp_extract(e.amz_request, 'attempt=(\d+)', 1) AS BIGINT) - 1,
+        e.resend_count,
+        e.envoy_retry_count,
+        e.previous_rpc_attempts) AS retry_index,
+    CASE
+        WHEN e.explicit_attempt IS NOT NULL OR e.explicit_id IS NOT NULL THEN 'explicit'
+        WHEN e.stainless IS NOT NULL OR e.envoy IS NOT NULL OR e.amz_id IS NOT NULL OR e.amz_request IS NOT NULL THEN 'header'
+        WHEN e.resend_count IS NOT NULL OR e.envoy_retry_count IS NOT NULL THEN 'resend'
+        WHEN e.previous_rpc_attempts IS NOT NULL THEN 'grpc'
+    END AS counter_kind,
+    TRY_CAST(e.retry_after AS DOUBLE) AS retry_after_s,
+    e.rejected,
+    e.http_status IS NOT NULL OR e.grpc_status IS NOT NULL OR e.output_tokens IS NOT NULL
+        OR e.has_response_model OR e.status_code = 'ok' OR e.inbound AS has_response,
+    CASE
+        WHEN e.rejected THEN 'rejected_output'
+        WHEN e.error_type = 'cancelled' OR e.grpc_status = 1
+            OR (e.status_code = 'error' AND (lower(e.status_message) IN ('cancelled', 'canceled')
+                OR e.status_message ILIKE '%code = Canceled%' OR e.status_message ILIKE 'CANCELLED:%')) THEN 'cancelled'
+        WHEN e.http_status = 429 OR e.grpc_status = 8 OR e.error_type = '429'
+            OR e.error_type ILIKE '%RateLimit%' OR e.error_type ILIKE '%Throttl%'
+            OR (e.status_code = 'error' AND (e.status_message ILIKE '%ResourceExhausted%' OR e.status_message ILIKE 'RESOURCE_EXHAUSTED%')) THEN 'rate_limited'
+        WHEN e.http_status = 408 OR e.grpc_status = 4 OR e.error_type = '408'
+            OR e.error_type ILIKE '%timeout%' OR e.exception_type ILIKE '%timeout%'
+            OR (e.status_code = 'error' AND (e.status_message ILIKE '%timed out%' OR e.status_message ILIKE '%timeout%'
+                OR e.status_message ILIKE '%DeadlineExceeded%' OR e.status_message ILIKE '%deadline exceeded%')) THEN 'timeout'
+        WHEN e.error_type ILIKE '%connect%' OR e.error_type ILIKE '%socket%' OR e.error_type ILIKE '%RemoteProtocolError%'
+            OR e.error_type ILIKE 'UND_ERR%' OR e.error_type ILIKE 'ECONN%' OR e.error_type ILIKE '%reset%'
+            OR e.exception_type ILIKE '%connect%' OR e.exception_type ILIKE '%socket%'
+            OR (e.status_code = 'error' AND (e.status_message ILIKE '%connection%' OR e.status_message ILIKE '%transport is closing%'
+                OR e.status_message ILIKE '%io exception%'))
+            -- A gRPC attempt that failed before its message went out: the
+            -- channel failed, the server never saw it.
+            OR (e.name LIKE 'Attempt.%' AND NOT e.outbound AND (e.status_code = 'error' OR e.grpc_status <> 0)) THEN 'connection'
+        WHEN e.http_status >= 500 OR e.grpc_status IN (2, 10, 13, 14, 15) OR regexp_full_match(coalesce(e.error_type, ''), '5\d\d')
+            OR e.error_type ILIKE '%InternalServer%' OR e.error_type ILIKE '%ServiceUnavailable%' OR e.error_type ILIKE '%Overloaded%'
+            OR (e.status_code = 'error' AND (e.status_message ILIKE '%code = Unavailable%' OR e.status_message ILIKE 'UNAVAILABLE%'
+                OR e.status_message ILIKE '%code = Internal%')) THEN 'server_error'
+        WHEN e.http_status >= 400 OR e.grpc_status IN (3, 5, 6, 7, 9, 11, 12, 16) OR regexp_full_match(coalesce(e.error_type, ''), '4\d\d')
+            OR e.error_type ILIKE '%BadRequest%' OR e.error_type ILIKE '%Authentication%' OR e.error_type ILIKE '%NotFound%'
+            OR e.error_type ILIKE '%PermissionDenied%' OR e.error_type ILIKE '%Unprocessable%' THEN 'client_error'
+        -- Failed with nothing more specific, but the callee's SERVER span
+        -- failed too: the server answered with an error.
+        WHEN (e.status_code = 'error' OR e.error_type IS NOT NULL OR e.grpc_status <> 0) AND srv.server_failed THEN 'server_error'
+        WHEN e.status_code = 'error' OR e.error_type IS NOT NULL OR e.grpc_status <> 0 THEN 'unknown'
+    END AS trigger,
+    e.first_token_ns, e.backoff_at_ns, e.backoff_ms,
+    e.input_tokens, e.output_tokens,
+    srv.server_end_ns, srv.server_model, srv.server_output_tokens,
+    hash(e.trace_id) AS trace_hash
+FROM e
+LEFT JOIN (SELECT hash(trace_id, span_id) AS k FROM spans) p ON p.k = hash(e.trace_id, e.parent_span_id)
+LEFT JOIN srv ON srv.k = hash(e.trace_id, e.span_id)
+LEFT JOIN attempt_parents ap ON ap.k = hash(e.trace_id, e.span_id)
+WHERE e.kind <> 'server' OR e.parent_span_id IS NULL OR ap.k IS NOT NULL;

@@ -1,0 +1,135 @@
+-- rebuild_tables: (re)creates the rebuilt tables, empty. The rebuild fills
+-- them from spans; running it again replaces them.
+--
+-- attempts: one row per physical attempt, at the lowest layer (transport
+--   CLIENT spans, gRPC Attempt spans); SERVER spans are never attempts.
+--   request_id      the logical request ("<trace_id>:<span_id>" of its anchor)
+--   trace_id, span_id  the attempt span
+--   ordinal         1-based, in start order within the request
+--   tries           try number per retry layer, outermost first
+--   service, name, route (server.address), model, operation
+--   start_ns, end_ns (Unix ns), elapsed_ms
+--   outcome         ok | error
+--   trigger         SPEC §3 trigger when the attempt failed, else NULL
+--   is_final        the attempt whose answer was used, or the last to fail
+--   http_status, grpc_status, error_type, retry_after_s
+--   input_tokens, output_tokens  usage of this attempt (an SDK span's usage
+--                   belongs to its last attempt); NULL when not recorded
+--   ttft_ms         attempt start to its first token; NULL without one
+--   gap_before_ms   start minus the latest end of earlier attempts of the
+--                   request (negative: it overlapped them); NULL for the first
+--   overlap_ms      time it ran while an earlier attempt was still running
+--   server_end_ns   end of the callee's SERVER span, when exported
+--   hidden_work_ms  server time after the client abandoned the attempt
+--   hidden_output_tokens  output the server generated beyond what the client
+--                   received, for an abandoned attempt (LLM callees)
+--
+-- requests: one row per logical request.
+--   request_id, trace_id, span_id  the anchor: the outermost exported span
+--                   that stands for the request, or its first attempt
+--   linkage         the rule that built it: grpc, orphan, split_inferred,
+--                   wrapped, explicit, header, resend, parent, single
+--   inferred        joined on circumstantial evidence (across traces)
+--   service, operation (the anchor's name), route, final_route, model,
+--   final_model, stream
+--   start_ns, end_ns, latency_ms  the anchor span, or first attempt start to
+--                   final attempt end when there is no logical span
+--   attempts, layers (multipliers per layer, outermost first; their product
+--                   is attempts), layer_counts (tries per layer)
+--   outcome, final_trigger (when it failed), triggers (one per failed
+--                   attempt, in start order)
+--   t_failed_ms     time before the final attempt covered by other attempts
+--   backoff_ms      intentional waits (retry.backoff events) no attempt covers
+--   overhead_ms     the rest of the time outside the final attempt
+--   gap_ms          backoff_ms + overhead_ms (always known)
+--   gap_split       telemetry separates backoff from overhead; when false,
+--                   backoff_ms and overhead_ms are NULL and gap_ms is whole
+--   t_final_ms      the final attempt's whole span
+--   residual_ms     latency_ms - (t_failed_ms + gap_ms + t_final_ms); ~0
+--   ttft_ms         start to the first token of the answer used (streams)
+--   generation_ms   that first token to the end of the final attempt
+--   input_tokens, output_tokens, duplicated_output_tokens (output of every
+--                   attempt but the final one), hidden_work_ms,
+--                   hidden_output_tokens
+--   attached_to     orphans: the trace root span they were attached to
+CREATE OR REPLACE TABLE attempts (
+    request_id     VARCHAR NOT NULL,
+    trace_id       VARCHAR NOT NULL,
+    span_id        VARCHAR NOT NULL,
+    ordinal        INTEGER NOT NULL,
+    tries          INTEGER[],
+    service        VARCHAR,
+    name           VARCHAR,
+    route          VARCHAR,
+    model          VARCHAR,
+    operation      VARCHAR,
+    start_ns       BIGINT NOT NULL,
+    end_ns         BIGINT NOT NULL,
+    elapsed_ms     DOUBLE NOT NULL,
+    outcome        VARCHAR NOT NULL,
+    trigger        VARCHAR,
+    is_final       BOOLEAN NOT NULL,
+    http_status    BIGINT,
+    grpc_status    BIGINT,
+    error_type     VARCHAR,
+    retry_after_s  DOUBLE,
+    input_tokens   BIGINT,
+    output_tokens  BIGINT,
+    ttft_ms        DOUBLE,
+    gap_before_ms  DOUBLE,
+    overlap_ms     DOUBLE NOT NULL,
+    server_end_ns  BIGINT,
+    hidden_work_ms DOUBLE NOT NULL,
+    hidden_output_tokens BIGINT NOT NULL DEFAULT 0
+);
+
+CREATE OR REPLACE TABLE requests (
+    request_id     VARCHAR NOT NULL,
+    trace_id       VARCHAR NOT NULL,
+    span_id        VARCHAR NOT NULL,
+    linkage        VARCHAR NOT NULL,
+    inferred       BOOLEAN NOT NULL,
+    service        VARCHAR,
+    operation      VARCHAR,
+    route          VARCHAR,
+    final_route    VARCHAR,
+    model          VARCHAR,
+    final_model    VARCHAR,
+    stream         BOOLEAN NOT NULL,
+    start_ns       BIGINT NOT NULL,
+    end_ns         BIGINT NOT NULL,
+    latency_ms     DOUBLE NOT NULL,
+    attempts       INTEGER NOT NULL,
+    layers         DOUBLE[],
+    layer_counts   INTEGER[],
+    outcome        VARCHAR NOT NULL,
+    final_trigger  VARCHAR,
+    triggers       VARCHAR[],
+    t_failed_ms    DOUBLE NOT NULL,
+    backoff_ms     DOUBLE,
+    overhead_ms    DOUBLE,
+    gap_ms         DOUBLE NOT NULL,
+    gap_split      BOOLEAN NOT NULL,
+    t_final_ms     DOUBLE NOT NULL,
+    residual_ms    DOUBLE NOT NULL,
+    ttft_ms        DOUBLE,
+    generation_ms  DOUBLE,
+    input_tokens   BIGINT NOT NULL,
+    output_tokens  BIGINT NOT NULL,
+    duplicated_output_tokens BIGINT NOT NULL,
+    hidden_work_ms DOUBLE NOT NULL,
+    hidden_output_tokens BIGINT NOT NULL DEFAULT 0,
+    attached_to    VARCHAR
+);
+
+-- rebuild_state: what the rebuilt tables were built from (span and file
+-- counts, the rebuild's options), so a report knows when they are stale.
+-- Empty until a rebuild finishes.
+CREATE OR REPLACE TABLE rebuild_state (
+    spans       BIGINT NOT NULL,
+    files       BIGINT NOT NULL,
+    options     VARCHAR NOT NULL,
+    requests    BIGINT NOT NULL,
+    attempts    BIGINT NOT NULL,
+    rebuilt_at  TIMESTAMPTZ NOT NULL
+);

@@ -1,0 +1,20 @@
+-- report_distributions: every observation behind the workload's latency
+-- distributions, one row each; the report takes count, mean and
+-- nearest-rank percentiles from them (model.Percentile).
+-- Columns: measure, retried (the request had more than one attempt), value_ms.
+-- Measures: latency_ms (end-to-end, every request), ttft_ms (requests with
+-- a first token from the answer used), generation_ms (that token to the
+-- end of the final attempt), first_attempt_ms (elapsed of each
+-- request's first attempt), second_attempt_ms (elapsed of the second
+-- attempt, where there is one).
+SELECT 'latency_ms' AS measure, attempts > 1 AS retried, latency_ms AS value_ms FROM requests
+UNION ALL
+SELECT 'ttft_ms', attempts > 1, ttft_ms FROM requests WHERE ttft_ms IS NOT NULL
+UNION ALL
+SELECT 'generation_ms', attempts > 1, generation_ms FROM requests WHERE generation_ms IS NOT NULL
+UNION ALL
+SELECT 'first_attempt_ms', r.attempts > 1, a.elapsed_ms
+FROM attempts a JOIN requests r USING (request_id) WHERE a.ordinal = 1
+UNION ALL
+SELECT 'second_attempt_ms', true, a.elapsed_ms FROM attempts a WHERE a.ordinal = 2
+ORDER BY measure, value_ms

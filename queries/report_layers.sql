@@ -1,0 +1,14 @@
+-- report_layers: tries per retry layer, for requests grouped by how many
+-- nested retry loops they show (1: one loop; 2: an application loop around
+-- an SDK loop). The multiplier of layer k is tries(k) / tries(k-1), with
+-- tries(0) the requests.
+-- Columns: depth, requests, layer (1 = outermost), tries.
+WITH l AS (
+    SELECT len(layer_counts) AS depth, unnest(layer_counts) AS tries,
+           generate_subscripts(layer_counts, 1) AS layer
+    FROM requests
+)
+SELECT l.depth, d.requests, l.layer, sum(l.tries) AS tries
+FROM l JOIN (SELECT len(layer_counts) AS depth, count(*) AS requests FROM requests GROUP BY 1) d USING (depth)
+GROUP BY ALL
+ORDER BY l.depth, l.layer

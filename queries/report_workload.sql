@@ -1,0 +1,23 @@
+-- report_workload: the whole-workload counts of SPEC §6, one row, from the
+-- rebuilt requests and attempts tables.
+-- Columns: logical_requests, attempts, retried (requests with more than one
+-- attempt), retried_ok (of those, finally succeeded), failed (final
+-- failures), duplicated_attempts (attempts beyond the one whose answer was
+-- used), duplicated_input_tokens and duplicated_output_tokens (usage of
+-- every attempt but the final one), hidden_work_ms (server time after the
+-- client gave up), hidden_output_tokens (output generated in that time),
+-- duplicated_attempt_ms (client time spent in attempts whose answer was not
+-- used).
+SELECT
+    count(*) AS logical_requests,
+    coalesce(sum(attempts), 0) AS attempts,
+    count(*) FILTER (WHERE attempts > 1) AS retried,
+    count(*) FILTER (WHERE attempts > 1 AND outcome = 'ok') AS retried_ok,
+    count(*) FILTER (WHERE outcome = 'error') AS failed,
+    coalesce(sum(attempts - 1), 0) AS duplicated_attempts,
+    (SELECT coalesce(sum(input_tokens), 0) FROM attempts WHERE NOT is_final) AS duplicated_input_tokens,
+    coalesce(sum(duplicated_output_tokens), 0) AS duplicated_output_tokens,
+    coalesce(sum(hidden_work_ms), 0) AS hidden_work_ms,
+    coalesce(sum(hidden_output_tokens), 0) AS hidden_output_tokens,
+    (SELECT coalesce(sum(elapsed_ms), 0) FROM attempts WHERE NOT is_final) AS duplicated_attempt_ms
+FROM requests

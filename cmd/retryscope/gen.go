@@ -22,6 +22,7 @@ Examples:
   retryscope gen --seed 1 --requests 300 -o traces.jsonl
   retryscope gen --shapes wrapped,orphan --nested --stream --faults 429=0.1,5xx=0.05 -o llm.jsonl
   retryscope gen --policy none --format proto -o noretry.bin --truth noretry.truth.json
+  retryscope gen --experiment 0.3 --counterfactual -o experiment.jsonl
 
 Flags:
 `
@@ -97,6 +98,10 @@ func parseGenFlags(args []string, stdout io.Writer) (gen.Config, genOutputs, err
 	fs.BoolVar(&cfg.Nested, "nested", false, "make every wrapped request an app loop around SDK calls (default: about 40%)")
 	fs.Float64Var(&cfg.StreamShare, "stream-share", cfg.StreamShare, "share of LLM calls that stream")
 	stream := fs.Bool("stream", false, "make every LLM call stream (--stream=false: none)")
+	fs.Float64Var(&cfg.Experiment, "experiment", 0, "share of requests in the no-retry arm of a policy experiment; every anchor span then carries "+gen.ArmAttribute+" (0: no experiment)")
+	fs.BoolVar(&cfg.Counterfactual, "counterfactual", false, "record in the truth each request's latency had its first attempt met no fault (counterfactual_ms)")
+	fs.Float64Var(&cfg.BigInputs, "big-inputs", 0, fmt.Sprintf("share of requests with %dx the prompt and %dx the output tokens that fail %dx as often (0: none)",
+		gen.BigInputFactor, gen.BigOutputFactor, gen.BigFaultScale))
 	fs.IntVar(&cfg.BatchSpans, "batch-spans", cfg.BatchSpans, "spans per exported batch (one JSON line or proto message)")
 	fs.StringVar(&opts.format, "format", "json", "output format: json (OTLP/JSON lines) or proto (4-byte length-framed OTLP protobuf)")
 	fs.StringVarP(&opts.out, "output", "o", "", `traces file, "-" for stdout (required)`)
@@ -150,6 +155,9 @@ func parseGenFlags(args []string, stdout io.Writer) (gen.Config, genOutputs, err
 	}
 	if cfg.Rate <= 0 {
 		return cfg, opts, fmt.Errorf("--rate must be above 0")
+	}
+	if cfg.Experiment < 0 || cfg.Experiment > 1 || cfg.BigInputs < 0 || cfg.BigInputs > 1 {
+		return cfg, opts, fmt.Errorf("--experiment and --big-inputs must be from 0 to 1")
 	}
 	return cfg, opts, nil
 }

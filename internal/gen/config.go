@@ -210,7 +210,43 @@ type Config struct {
 	Nested      bool
 	StreamShare float64 // share of LLM calls that stream (0..1)
 	BatchSpans  int     // spans per ptrace.Traces batch (default 500)
+
+	// The fields below are off by default and leave the output unchanged
+	// when off.
+
+	// Experiment, when > 0, runs a randomized policy experiment: each
+	// logical request is assigned, independently and with this
+	// probability, to the control arm, whose client makes one attempt
+	// (no retries, no app loop, no hedge); the others keep Policy. The
+	// anchor span of every request carries ArmAttribute = ArmNoRetry or
+	// ArmRetry, and so does the truth (arm).
+	Experiment float64
+	// Counterfactual records in the truth, for every request, the latency
+	// it would have had had its first attempt met no fault
+	// (counterfactual_ms).
+	Counterfactual bool
+	// BigInputs, when > 0, is the share of logical requests that are big:
+	// BigInputFactor times the prompt tokens and BigOutputFactor times the
+	// output tokens (slower on LLM routes) and BigFaultScale times the
+	// per-attempt fault rates on every route, so retried requests are
+	// intrinsically slower than the rest (selection bias). The truth marks
+	// them (big).
+	BigInputs float64
 }
+
+// Policy-experiment arms, the values of ArmAttribute.
+const (
+	ArmAttribute = "retryscope.policy.arm"
+	ArmNoRetry   = "no_retry"
+	ArmRetry     = "retry"
+)
+
+// How much bigger and more fragile Config.BigInputs requests are.
+const (
+	BigInputFactor  = 8
+	BigOutputFactor = 2
+	BigFaultScale   = 3
+)
 
 // DefaultConfig is what `retryscope gen` runs with no flags but -o.
 func DefaultConfig() Config {
@@ -248,6 +284,9 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.StreamShare < 0 || c.StreamShare > 1 {
 		return c, fmt.Errorf("stream share must be from 0 to 1")
+	}
+	if c.Experiment < 0 || c.Experiment > 1 || c.BigInputs < 0 || c.BigInputs > 1 {
+		return c, fmt.Errorf("experiment and big-inputs shares must be from 0 to 1")
 	}
 	p := &c.Policy
 	if p.Kind == "" {

@@ -220,4 +220,27 @@
 //   - attempt_list: per attempt, span key, try (per layer, from 1), start_ns,
 //     end_ns, route, trigger ("" for the answer used), retry_after_s,
 //     output_tokens, server_end_ns (absent when no SERVER span).
+//
+// # Opt-in features
+//
+// Off by default, and absent from the output when off (params gains
+// experiment, counterfactual, big_inputs when set):
+//
+//   - Config.Experiment: a randomized policy experiment. Each request is in
+//     the control arm with that probability and then makes exactly one
+//     attempt; the anchor span carries retryscope.policy.arm = "no_retry"
+//     or "retry", and the truth "arm".
+//   - Config.Counterfactual: counterfactual_ms in the truth, for every
+//     request: its latency had the first attempt met no fault, i.e. the
+//     time before the first attempt, plus network and server time of a
+//     success at the load the first attempt met (not cut at the client's
+//     timeout), plus the time after the final attempt. For a request that
+//     succeeded on its only attempt it equals latency_ms.
+//   - Config.BigInputs: that share of requests is big (truth "big"): 8x
+//     the prompt and 2x the output tokens, so slower on LLM routes, and 3x
+//     the per-attempt fault rates on every route, so retried requests are
+//     intrinsically slower than the rest.
+//
+// The arm and big draws come from a random stream of their own, so turning
+// the features on changes nothing else a request draws before its attempts.
 package gen

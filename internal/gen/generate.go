@@ -52,7 +52,16 @@ func Generate(cfg Config) (*Result, error) {
 	truth := Truth{Schema: TruthSchema, Seed: cfg.Seed, Params: paramsOf(cfg), Requests: make([]Request, 0, len(requests))}
 	base := cfg.Start.UnixNano()
 	for _, r := range requests {
-		truth.Requests = append(truth.Requests, r.truth(e.emit(r), base))
+		out := e.emit(r)
+		if r.arm != "" {
+			out.anchor.set(ArmAttribute, r.arm)
+		}
+		t := r.truth(out, base)
+		if cfg.Counterfactual {
+			cf := r.counterfactualMs(out)
+			t.CounterfactualMs = &cf
+		}
+		truth.Requests = append(truth.Requests, t)
 	}
 	truth.Workload = workloadOf(truth.Requests)
 	truth.Incidents = incidentsOf(routes, base, cfg.Faults)

@@ -60,12 +60,18 @@ func (p *planner) plan(idx int, arrival int64) *simRequest {
 	}
 	r.inputTokens = 150 + rng.IntN(2350)
 	r.outputTokens = 20 + rng.IntN(330)
+	p.planOptIns(r)
 	p.planShape(r)
 	if p.cfg.Services > 0 {
 		r.service = fmt.Sprintf("svc-%02d", 1+rng.IntN(p.cfg.Services))
 	}
 	r.stream = r.genAI && rng.Float64() < p.cfg.StreamShare
 	r.layers = p.layers(r)
+	if r.arm == ArmNoRetry {
+		for i := range r.layers {
+			r.layers[i].maxTries = 1
+		}
+	}
 	if r.evaluator && p.cfg.Faults.Reject > 0 {
 		r.rejectProb = p.cfg.Faults.Reject
 		if rng.Float64() < 0.1 {
@@ -73,6 +79,27 @@ func (p *planner) plan(idx int, arrival int64) *simRequest {
 		}
 	}
 	return r
+}
+
+// planOptIns draws the experiment arm and the big-input mark from a stream
+// of their own, so that turning them on leaves every other draw, and with
+// them off the output, unchanged.
+func (p *planner) planOptIns(r *simRequest) {
+	if p.cfg.Experiment <= 0 && p.cfg.BigInputs <= 0 {
+		return
+	}
+	rng := rand.New(rand.NewPCG(uint64(p.cfg.Seed), 0xda3e39cb94b95bdb^uint64(r.idx)))
+	if p.cfg.Experiment > 0 {
+		r.arm = ArmRetry
+		if rng.Float64() < p.cfg.Experiment {
+			r.arm = ArmNoRetry
+		}
+	}
+	if rng.Float64() < p.cfg.BigInputs {
+		r.big = true
+		r.inputTokens *= BigInputFactor
+		r.outputTokens *= BigOutputFactor
+	}
 }
 
 func (p *planner) planShape(r *simRequest) {

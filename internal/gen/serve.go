@@ -19,6 +19,9 @@ func (s *simulation) serve(r *simRequest, a *attempt) {
 	a.serverStart = a.start + net()
 	a.reached = true
 	back := net()
+	if len(r.attempts) == 0 {
+		r.healthyNs = a.serverStart - a.start + ns(firstByteMs+genMs) + back
+	}
 	a.fault = s.drawFault(r, rt, load, a.start)
 
 	switch a.fault {
@@ -117,6 +120,9 @@ func (s *simulation) drawFault(r *simRequest, rt *route, load int, now int64) fa
 		return faultRateLimited
 	}
 	scale := rt.faultScaleAt(now)
+	if r.big {
+		scale *= BigFaultScale
+	}
 	// Even a route in an incident answers some attempts.
 	if total := (f.RateLimited + f.ServerError + f.Reset + f.Timeout) * scale; total > 0.9 {
 		scale *= 0.9 / total

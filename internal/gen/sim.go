@@ -85,10 +85,16 @@ type simRequest struct {
 	clientErrorStatus int  // non-zero: a bad request
 	inputTokens       int
 	outputTokens      int
-	layers            []layerSpec
-	worker            *splitWorker
-	next              *simRequest // split: the worker's next call
-	chained           bool        // split: starts when its predecessor ends
+	arm               string // Config.Experiment: ArmNoRetry or ArmRetry; "" without
+	big               bool   // Config.BigInputs: a big, fragile request
+	// healthyNs is how long the first attempt would have taken, start to
+	// response, had it met no fault: the same network and server time at
+	// the same load.
+	healthyNs int64
+	layers    []layerSpec
+	worker    *splitWorker
+	next      *simRequest // split: the worker's next call
+	chained   bool        // split: starts when its predecessor ends
 
 	tries      []int
 	sleeps     []float64 // previous backoff per layer (decorrelated jitter)

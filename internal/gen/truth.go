@@ -64,6 +64,10 @@ type Params struct {
 	HedgeDelayMs float64  `json:"hedge_delay_ms"`
 	Nested       bool     `json:"nested"`
 	StreamShare  float64  `json:"stream_share"`
+	// The opt-in features, absent when off.
+	Experiment     float64 `json:"experiment,omitempty"`
+	Counterfactual bool    `json:"counterfactual,omitempty"`
+	BigInputs      float64 `json:"big_inputs,omitempty"`
 }
 
 // Workload holds the whole-run figures, derived from Requests.
@@ -91,6 +95,8 @@ type Request struct {
 	FinalRoute             string    `json:"final_route"`
 	Stream                 bool      `json:"stream"`
 	Naive                  bool      `json:"naive"`
+	Arm                    string    `json:"arm,omitempty"`
+	Big                    bool      `json:"big,omitempty"`
 	Attempts               int       `json:"attempts"`
 	Layers                 []float64 `json:"layers"`
 	LayerCounts            []int     `json:"layer_counts"`
@@ -100,6 +106,7 @@ type Request struct {
 	StartNs                int64     `json:"start_ns"`
 	EndNs                  int64     `json:"end_ns"`
 	LatencyMs              float64   `json:"latency_ms"`
+	CounterfactualMs       *float64  `json:"counterfactual_ms,omitempty"`
 	TTFTMs                 *float64  `json:"ttft_ms"`
 	TFailedMs              float64   `json:"t_failed_ms"`
 	BackoffMs              float64   `json:"backoff_ms"`
@@ -144,7 +151,8 @@ func paramsOf(cfg Config) Params {
 	return Params{Requests: cfg.Requests, Start: cfg.Start.UTC().Format(time.RFC3339Nano), Rate: cfg.Rate, Services: cfg.Services,
 		Shapes: shapes, Faults: cfg.Faults.String(), Policy: string(p.Kind), MaxAttempts: p.MaxAttempts, AppTries: p.AppTries,
 		BaseMs: msOf(p.Base), CapMs: msOf(p.Cap), NaiveShare: p.NaiveShare, Budget: p.Budget, HedgeDelayMs: msOf(p.HedgeDelay),
-		Nested: cfg.Nested, StreamShare: cfg.StreamShare}
+		Nested: cfg.Nested, StreamShare: cfg.StreamShare,
+		Experiment: cfg.Experiment, Counterfactual: cfg.Counterfactual, BigInputs: cfg.BigInputs}
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -165,7 +173,7 @@ func (r *simRequest) truth(out emitted, base int64) Request {
 		Attempts: len(r.attempts), Outcome: "ok", Exhausted: r.exhausted,
 		StartNs: base + start, EndNs: base + end, LatencyMs: nsToMs(end - start),
 		TFailedMs: nsToMs(failed), BackoffMs: nsToMs(backoff), OverheadMs: nsToMs(overhead), TFinalMs: nsToMs(final),
-		GapSplit: out.gapSplit, Triggers: []string{},
+		GapSplit: out.gapSplit, Triggers: []string{}, Arm: r.arm, Big: r.big,
 	}
 	if r.primary.llm {
 		t.Model, t.FinalModel = r.model, r.modelOn(r.final.route)
@@ -209,6 +217,20 @@ func (r *simRequest) truth(out emitted, base int64) Request {
 	}
 	t.HiddenWorkMs = nsToMs(hidden)
 	return t
+}
+
+// counterfactualMs is the latency the request would have had had its first
+// attempt met no fault: the time before the first attempt, the first
+// attempt's healthy duration at the load it met, and the time after the
+// final attempt (closing the logical span). A healthy attempt may well be
+// longer than the client's timeout; it is not cut.
+func (r *simRequest) counterfactualMs(out emitted) float64 {
+	if out.anchor == out.attempts[0] {
+		return nsToMs(r.healthyNs)
+	}
+	head := r.attempts[0].start - out.anchor.start
+	tail := out.anchor.end - r.final.end
+	return nsToMs(head + r.healthyNs + tail)
 }
 
 // layerFigures returns tries per layer as multipliers (their product is the

@@ -1,0 +1,225 @@
+package baseline
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/queries"
+)
+
+// The matched baseline pairs each retried request with the k nearest
+// requests that succeeded on their first and only attempt and share its
+// operation, model, route, stream and region (cloud.region), by the distance
+//
+//	d = sqrt( (ln(1+in_r) - ln(1+in_c))² / s²
+//	        + (ln(1+out_r) - ln(1+out_c))² / s²
+//	        + ((start_r - start_c) / tau)² )
+//
+// with s = Options.TokenScale (ln 2: a doubling of tokens counts 1) and
+// tau = Options.TimeScale. A token count missing on both sides adds 0, on
+// one side 1; a failed request has no output, so only its prompt size and
+// start are matched. Matches farther than Options.MaxDistance are not used:
+// a request with none is left unmatched rather than forced onto a poor
+// match. L0 is the mean latency of the matches, match_distance their mean
+// distance. Modeled.
+
+// matchRow is one request of baseline_match_input. Missing token counts
+// are NaN.
+type matchRow struct {
+	id      string
+	start   int64
+	latency float64
+	inLog   float64
+	outLog  float64
+}
+
+// neighbour is a candidate match and its distance.
+type neighbour struct {
+	row      *matchRow
+	distance float64
+}
+
+// matcher finds nearest neighbours with the options' distance.
+type matcher struct {
+	k           int
+	maxDistance float64
+	tokenScale  float64
+	timeScale   float64 // ns
+}
+
+func tokenTerm(a, b, scale float64) float64 {
+	switch {
+	case math.IsNaN(a) && math.IsNaN(b):
+		return 0
+	case math.IsNaN(a) || math.IsNaN(b):
+		return 1
+	}
+	d := (a - b) / scale
+	return d * d
+}
+
+func (m *matcher) distance(r, c *matchRow) float64 {
+	d2 := tokenTerm(r.inLog, c.inLog, m.tokenScale)
+	if !math.IsNaN(r.outLog) {
+		d2 += tokenTerm(r.outLog, c.outLog, m.tokenScale)
+	}
+	dt := float64(r.start-c.start) / m.timeScale
+	return math.Sqrt(d2 + dt*dt)
+}
+
+// nearest returns up to k candidates within the maximum distance, nearest
+// first (ties by request id). candidates are sorted by start. The scan
+// walks outwards in time from r's start and stops on a side once the time
+// apart alone exceeds the maximum distance or the k-th distance found.
+func (m *matcher) nearest(r *matchRow, candidates []*matchRow) []neighbour {
+	pos := sort.Search(len(candidates), func(i int) bool { return candidates[i].start >= r.start })
+	left, right := pos-1, pos
+	var best []neighbour
+	timeApart := func(i int) float64 {
+		return math.Abs(float64(r.start-candidates[i].start)) / m.timeScale
+	}
+	for left >= 0 || right < len(candidates) {
+		i := right
+		if right >= len(candidates) || (left >= 0 && timeApart(left) <= timeApart(right)) {
+			i = left
+		}
+		bound := m.maxDistance
+		if len(best) == m.k {
+			bound = min(bound, best[m.k-1].distance)
+		}
+		if timeApart(i) > bound {
+			break // the nearer side is already too far, so is the other
+		}
+		if i == left {
+			left--
+		} else {
+			right++
+		}
+		d := m.distance(r, candidates[i])
+		if d > m.maxDistance {
+			continue
+		}
+		best = insertNeighbour(best, neighbour{candidates[i], d}, m.k)
+	}
+	return best
+}
+
+func insertNeighbour(best []neighbour, n neighbour, k int) []neighbour {
+	at, _ := slices.BinarySearchFunc(best, n, func(a, b neighbour) int {
+		return cmp.Or(cmp.Compare(a.distance, b.distance), cmp.Compare(a.row.id, b.row.id))
+	})
+	if at >= k {
+		return best
+	}
+	best = slices.Insert(best, at, n)
+	if len(best) > k {
+		best = best[:k]
+	}
+	return best
+}
+
+// computeMatched reads baseline_match_input one group at a time and
+// appends a matched row to baselines for every retried request.
+func computeMatched(ctx context.Context, st *store.Store, opt Options, method string) error {
+	m := &matcher{k: opt.K, maxDistance: opt.MaxDistance, tokenScale: opt.TokenScale, timeScale: float64(opt.TimeScale)}
+	rows, err := st.Conn.QueryContext(ctx, queries.Get("baseline_match_input"))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var retried, candidates []*matchRow
+	var results []matchResult
+	flush := func() {
+		for _, r := range retried {
+			results = append(results, matchResult{row: r, matches: m.nearest(r, candidates)})
+		}
+		retried, candidates = retried[:0], candidates[:0]
+	}
+	group := ""
+	for rows.Next() {
+		var (
+			r            matchRow
+			g            string
+			inLog, outLg sql.NullFloat64
+			isRetried    bool
+		)
+		if err := rows.Scan(&r.id, &g, &r.start, &r.latency, &inLog, &outLg, &isRetried); err != nil {
+			return err
+		}
+		r.inLog, r.outLog = nanIfNull(inLog), nanIfNull(outLg)
+		if g != group {
+			flush()
+			group = g
+		}
+		if isRetried {
+			retried = append(retried, &r)
+		} else {
+			candidates = append(candidates, &r)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	flush()
+	rows.Close()
+	return appendMatched(st, results, method)
+}
+
+func nanIfNull(v sql.NullFloat64) float64 {
+	if !v.Valid {
+		return math.NaN()
+	}
+	return v.Float64
+}
+
+// matchResult is a retried request and the matches found for it.
+type matchResult struct {
+	row     *matchRow
+	matches []neighbour
+}
+
+func appendMatched(st *store.Store, results []matchResult, method string) error {
+	var app *duckdb.Appender
+	err := st.Conn.Raw(func(dc any) error {
+		var err error
+		app, err = duckdb.NewAppender(dc.(driver.Conn), "", "main", "baselines")
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("open appender: %w", err)
+	}
+	for _, res := range results {
+		var l0, added, ratio, distance, reason any
+		if len(res.matches) == 0 {
+			reason = "no first-attempt success within the maximum distance"
+		} else {
+			var sumMs, sumD float64
+			for _, n := range res.matches {
+				sumMs += n.row.latency
+				sumD += n.distance
+			}
+			k := float64(len(res.matches))
+			mean := sumMs / k
+			l0, distance, added = mean, sumD/k, res.row.latency-mean
+			if mean > 0 {
+				ratio = res.row.latency / mean
+			}
+		}
+		err := app.AppendRow(res.row.id, KindMatched, res.row.latency, l0, added, ratio,
+			ProvenanceModeled, method, int32(len(res.matches)), distance, reason)
+		if err != nil {
+			app.Close()
+			return err
+		}
+	}
+	return app.Close()
+}

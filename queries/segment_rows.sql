@@ -1,0 +1,47 @@
+-- segment_rows: one row per logical request that started in [$1, $2)
+-- (Unix ns), with what the segment measures need. package segment
+-- replaces four marker comments (the baseline, dims, joins and where
+-- markers below) with fixed expressions of its own; the user-given parts
+-- of those (attribute names, bucket edges and labels, filter values,
+-- the baseline kind) are bound as further $N parameters, never spliced:
+--   baseline  b.l0_ms, b.provenance in place of the NULL pair
+--   dims      one VARCHAR column per dimension, dim_1, dim_2, ...
+--   joins     the anchor span (alias s) and the chosen baseline (alias b)
+--             when a dimension or the baseline needs them
+--   where     filters on named dimensions
+--
+-- Columns:
+--   latency_ms          end-to-end, client-observed
+--   attempts            physical attempts
+--   ok                  the request finally succeeded
+--   stream              a streaming request
+--   ttft_ms             time to the first token of the answer used, or NULL
+--   duplicated_output_tokens  output of every attempt but the final one
+--   first_attempt_ms    elapsed time of attempt 1
+--   second_attempt_ms   elapsed time of attempt 2, NULL without one
+--   l0_ms, provenance   the baseline's L0 and provenance, NULL without one
+--   dim_1 ...           the request's value of each dimension
+WITH first_two AS (
+    SELECT request_id,
+           max(elapsed_ms) FILTER (WHERE ordinal = 1) AS first_attempt_ms,
+           max(elapsed_ms) FILTER (WHERE ordinal = 2) AS second_attempt_ms
+    FROM attempts
+    WHERE ordinal <= 2
+    GROUP BY request_id
+)
+SELECT r.latency_ms,
+       r.attempts,
+       r.outcome = 'ok' AS ok,
+       r.stream,
+       r.ttft_ms,
+       r.duplicated_output_tokens,
+       a.first_attempt_ms,
+       a.second_attempt_ms,
+       /*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance
+       /*dims*/
+FROM requests r
+LEFT JOIN first_two a ON a.request_id = r.request_id
+/*joins*/
+WHERE r.start_ns >= $1 AND r.start_ns < $2
+/*where*/
+ORDER BY r.request_id

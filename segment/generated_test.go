@@ -1,0 +1,137 @@
+package segment
+
+import (
+	"cmp"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/retryscope/retryscope/ingest"
+	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/rebuild"
+	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/model"
+)
+
+// TestGeneratedTraces runs the whole path on generated traces (whose
+// api.openai.com route has incidents with twelve times the fault rate):
+// sliced by model and route, the segments add up to the requests table,
+// and the segment on top of each order is the one a plain query over the
+// requests table says it should be.
+func TestGeneratedTraces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates and rebuilds traces")
+	}
+	cfg := gen.Config{Seed: 11, Requests: 6000, StreamShare: 0.5, Faults: gen.DefaultFaults(), Policy: gen.DefaultPolicy()}
+	res, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "traces.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gen.WriteJSONLines(f, res.Traces); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	st := storetest.Open(t)
+	ctx := context.Background()
+	if _, err := ingest.Run(ctx, st, []string{path}, ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rebuild.Rebuild(ctx, st); err != nil {
+		t.Skipf("rebuild is not usable here (%v); the segment tests on constructed rows cover the same", err)
+	}
+
+	type cohortTruth struct {
+		key      []string
+		requests int
+		attempts int64
+		retried  []float64
+	}
+	rows, err := st.Conn.QueryContext(ctx, `SELECT coalesce(model, '(unset)'), coalesce(route, '(unset)'),
+		attempts, latency_ms FROM requests ORDER BY request_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := map[string]*cohortTruth{}
+	var total cohortTruth
+	for rows.Next() {
+		var m, r string
+		var attempts int64
+		var latency float64
+		if err := rows.Scan(&m, &r, &attempts, &latency); err != nil {
+			t.Fatal(err)
+		}
+		c := truth[m+"\x00"+r]
+		if c == nil {
+			c = &cohortTruth{key: []string{m, r}}
+			truth[m+"\x00"+r] = c
+		}
+		for _, x := range []*cohortTruth{c, &total} {
+			x.requests++
+			x.attempts += attempts
+			if attempts > 1 {
+				x.retried = append(x.retried, latency)
+			}
+		}
+	}
+	rows.Close()
+	if total.requests == 0 {
+		t.Skip("rebuild produced no requests")
+	}
+
+	by := []Dim{{Kind: KindModel}, {Kind: KindRoute}}
+	got := compute(t, st, Spec{By: by})
+	if got.Workload.LogicalRequests != total.requests || got.Workload.Attempts != total.attempts ||
+		got.Workload.Retried != len(total.retried) {
+		t.Errorf("workload %d/%d/%d, requests table %d/%d/%d", got.Workload.LogicalRequests, got.Workload.Attempts,
+			got.Workload.Retried, total.requests, total.attempts, len(total.retried))
+	}
+	var sumReq, sumRetried int
+	var sumAtt int64
+	for _, s := range got.Segments {
+		sumReq += s.LogicalRequests
+		sumAtt += s.Attempts
+		sumRetried += s.Retried
+	}
+	if sumReq != total.requests || sumAtt != total.attempts || sumRetried != len(total.retried) {
+		t.Errorf("segments add up to %d/%d/%d, requests table has %d/%d/%d", sumReq, sumAtt, sumRetried,
+			total.requests, total.attempts, len(total.retried))
+	}
+
+	var big []*cohortTruth
+	for _, c := range truth {
+		if c.requests >= DefaultMinCohort {
+			slices.Sort(c.retried)
+			big = append(big, c)
+		}
+	}
+	amp := func(c *cohortTruth) float64 { return float64(c.attempts) / float64(c.requests) }
+	wantAmp := slices.MaxFunc(big, func(a, b *cohortTruth) int {
+		return cmp.Or(cmp.Compare(amp(a), amp(b)), cmp.Compare(a.requests, b.requests), -slices.Compare(a.key, b.key))
+	})
+	if top := compute(t, st, Spec{By: by, Sort: SortAmplification}).Segments[0]; !slices.Equal(top.Values, wantAmp.key) {
+		t.Errorf("top by amplification %v, want %v (%.3f)", top.Values, wantAmp.key, amp(wantAmp))
+	}
+	p99 := func(c *cohortTruth) float64 {
+		if p := model.Percentile(c.retried, 99); p != nil {
+			return *p
+		}
+		return -1
+	}
+	wantP99 := slices.MaxFunc(big, func(a, b *cohortTruth) int { return cmp.Compare(p99(a), p99(b)) })
+	if p99(wantP99) >= 0 {
+		if top := got.Segments[0]; !slices.Equal(top.Values, wantP99.key) {
+			t.Errorf("top by retried p99 %v, want %v (%.0f ms)", top.Values, wantP99.key, p99(wantP99))
+		}
+	}
+	t.Logf("top by amplification: %s (%.3f); by retried p99: %s; %d requests, %d segments",
+		strings.Join(wantAmp.key, " / "), amp(wantAmp), strings.Join(got.Segments[0].Values, " / "),
+		total.requests, len(got.Segments))
+}

@@ -1,0 +1,233 @@
+package segment
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/queries"
+)
+
+// query assembles queries/segment_rows.sql. Every piece of SQL it adds is
+// a constant of this file; everything a user supplied goes in args.
+type query struct {
+	args     []any
+	needSpan bool // a dimension reads the anchor span
+	whereSQL []string
+}
+
+// param binds v and returns its placeholder.
+func (q *query) param(v any) string {
+	q.args = append(q.args, v)
+	return "$" + strconv.Itoa(len(q.args))
+}
+
+// expr returns the SQL expression of d's value for a request r with anchor
+// span s, as VARCHAR and never NULL.
+func (q *query) expr(d Dim) string {
+	var e string
+	switch d.Kind {
+	case KindService:
+		e = "r.service"
+	case KindOperation:
+		e = "r.operation"
+	case KindModel:
+		e = "r.model"
+	case KindRoute:
+		e = "r.route"
+	case KindRetryRoute:
+		e = "CASE WHEN r.attempts > 1 THEN coalesce(r.final_route, " + q.param(Unset) + ") ELSE " + q.param(NotRetried) + " END"
+	case KindTrigger:
+		e = "coalesce(r.triggers[1], r.final_trigger, 'none')"
+	case KindOutcome:
+		e = "r.outcome"
+	case KindStream:
+		e = "CASE WHEN r.stream THEN 'true' ELSE 'false' END"
+	case KindInputTokens:
+		e = q.bucket("r.input_tokens", d.Edges)
+	case KindOutputTokens:
+		e = q.bucket("r.output_tokens", d.Edges)
+	case KindTime:
+		w := q.param(d.Width.Nanoseconds())
+		e = "strftime(make_timestamp((r.start_ns // " + w + ") * " + w + " // 1000), '%Y-%m-%dT%H:%M:%SZ')"
+	case KindRegion:
+		q.needSpan = true
+		k := q.param("cloud.region")
+		e = "coalesce(s.attributes[" + k + "], s.resource_attributes[" + k + "])"
+	case KindEnvironment:
+		q.needSpan = true
+		name, old := q.param("deployment.environment.name"), q.param("deployment.environment")
+		e = "coalesce(s.resource_attributes[" + name + "], s.resource_attributes[" + old + "], s.attributes[" + name + "], s.attributes[" + old + "])"
+	case KindCache:
+		q.needSpan = true
+		keys := make([]string, len(d.CacheKeys))
+		for i, k := range d.CacheKeys {
+			keys[i] = "s.attributes[" + q.param(k) + "]"
+		}
+		n := "TRY_CAST(coalesce(" + strings.Join(keys, ", ") + ") AS DOUBLE)"
+		e = "CASE WHEN " + n + " > 0 THEN 'hit' WHEN " + n + " = 0 THEN 'miss' END"
+	case KindAttr:
+		q.needSpan = true
+		e = "s.attributes[" + q.param(d.Name) + "]"
+	case KindResource:
+		q.needSpan = true
+		e = "s.resource_attributes[" + q.param(d.Name) + "]"
+	default:
+		panic(fmt.Sprintf("segment: unvalidated dimension %q", d.Kind))
+	}
+	return "coalesce(CAST(" + e + " AS VARCHAR), " + q.param(Unset) + ")"
+}
+
+// bucket labels col by the token bucket it falls in.
+func (q *query) bucket(col string, edges []int64) string {
+	labels := TokenLabels(edges)
+	var b strings.Builder
+	b.WriteString("CASE")
+	for i, e := range edges {
+		b.WriteString(" WHEN " + col + " < " + q.param(e) + " THEN " + q.param(labels[i]))
+	}
+	b.WriteString(" ELSE " + q.param(labels[len(edges)]) + " END")
+	return b.String()
+}
+
+func (q *query) filter(f Filter) {
+	e := q.expr(f.Dim)
+	ph := make([]string, len(f.Values))
+	for i, v := range f.Values {
+		ph[i] = q.param(v)
+	}
+	op := " IN ("
+	if f.Exclude {
+		op = " NOT IN ("
+	}
+	q.whereSQL = append(q.whereSQL, "AND "+e+op+strings.Join(ph, ", ")+")")
+}
+
+// build returns the SQL text for spec, with q.args holding its parameters.
+func (q *query) build(spec *Spec, since, until int64, baseline bool) string {
+	q.param(since)
+	q.param(until)
+	sqlText := queries.Get("segment_rows")
+	var dims strings.Builder
+	for i, d := range spec.By {
+		fmt.Fprintf(&dims, ", %s AS dim_%d", q.expr(d), i+1)
+	}
+	for _, f := range spec.Where {
+		q.filter(f)
+	}
+	var joins []string
+	if q.needSpan {
+		joins = append(joins, "LEFT JOIN spans s ON s.trace_id = r.trace_id AND s.span_id = r.span_id")
+	}
+	if baseline {
+		joins = append(joins, "LEFT JOIN (SELECT request_id, avg(l0_ms) AS l0_ms,"+
+			" string_agg(DISTINCT provenance, '+' ORDER BY provenance) FILTER (WHERE l0_ms IS NOT NULL) AS provenance"+
+			" FROM baselines WHERE kind = "+q.param(spec.BaselineKind)+" GROUP BY request_id) b"+
+			" ON b.request_id = r.request_id")
+		sqlText = fill(sqlText, "/*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance", "b.l0_ms, b.provenance")
+	} else {
+		sqlText = fill(sqlText, "/*baseline*/", "")
+	}
+	sqlText = fill(sqlText, "/*dims*/", dims.String())
+	sqlText = fill(sqlText, "/*joins*/", strings.Join(joins, "\n"))
+	return fill(sqlText, "/*where*/", strings.Join(q.whereSQL, "\n"))
+}
+
+// fill replaces marker, which must occur exactly once in sqlText.
+func fill(sqlText, marker, with string) string {
+	if n := strings.Count(sqlText, marker); n != 1 {
+		panic(fmt.Sprintf("segment: segment_rows.sql has %d markers %s, want 1", n, marker))
+	}
+	return strings.Replace(sqlText, marker, with, 1)
+}
+
+// reqRow is one logical request as the measures see it. NaN stands for an
+// unknown value.
+type reqRow struct {
+	latency    float64
+	ttft       float64
+	first      float64
+	second     float64
+	l0         float64
+	dup        int64
+	attempts   int32
+	ok         bool
+	stream     bool
+	provenance string
+}
+
+func (r *reqRow) retried() bool { return r.attempts > 1 }
+
+// hasTable reports whether the database has a table of that name.
+func hasTable(ctx context.Context, st *store.Store, name string) (bool, error) {
+	var n int
+	err := st.Conn.QueryRowContext(ctx,
+		`SELECT count(*) FROM duckdb_tables() WHERE table_name = $1 AND schema_name = 'main'`, name).Scan(&n)
+	return n > 0, err
+}
+
+// cohort is the requests sharing one combination of dimension values.
+type cohort struct {
+	values []string
+	rows   []int32 // indexes into the loaded rows
+}
+
+// loadRows runs the segment query and returns each request, grouped into
+// cohorts in the order each combination was first seen.
+func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int64, baseline bool) ([]reqRow, []*cohort, error) {
+	var q query
+	text := q.build(spec, since, until, baseline)
+	rows, err := st.Conn.QueryContext(ctx, text, q.args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("segment requests: %w", err)
+	}
+	defer rows.Close()
+	var (
+		out     []reqRow
+		cohorts []*cohort
+		byKey   = make(map[string]*cohort)
+	)
+	dims := make([]string, len(spec.By))
+	dest := make([]any, 10+len(dims))
+	var (
+		r                       reqRow
+		ttft, first, second, l0 sql.NullFloat64
+		prov                    sql.NullString
+	)
+	copy(dest, []any{&r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &r.dup, &first, &second, &l0, &prov})
+	for i := range dims {
+		dest[10+i] = &dims[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, nil, fmt.Errorf("segment requests: %w", err)
+		}
+		r.ttft, r.first, r.second, r.l0 = orNaN(ttft), orNaN(first), orNaN(second), orNaN(l0)
+		r.provenance = prov.String
+		key := strings.Join(dims, "\x00")
+		c := byKey[key]
+		if c == nil {
+			c = &cohort{values: slices.Clone(dims)}
+			byKey[key] = c
+			cohorts = append(cohorts, c)
+		}
+		c.rows = append(c.rows, int32(len(out)))
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("segment requests: %w", err)
+	}
+	return out, cohorts, nil
+}
+
+func orNaN(v sql.NullFloat64) float64 {
+	if !v.Valid {
+		return math.NaN()
+	}
+	return v.Float64
+}

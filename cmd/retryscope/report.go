@@ -13,20 +13,32 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/internal/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
+	"github.com/retryscope/retryscope/segment"
 )
 
 const reportExamples = `
   retryscope report
   retryscope report --db traces.duckdb --explain
+  retryscope report --baseline all --by model,route
+  retryscope report --by trigger,time:1h --since 2026-11-29T00:00:00Z --ci
+  retryscope report --by attr:cloud.region --where outcome=error -o report.md
+  retryscope report -o report.html
   retryscope report --format json -o report.json
   retryscope report --id-key app.request_id --attempt-key app.try --first-token-event stream.first_chunk
 
-The report rebuilds logical requests from the spans first when the tables
-requests and attempts are missing or older than the last ingest.
+Dimensions for --by and --where: service, operation, model, route,
+retry_route, trigger, region, environment, input_tokens, output_tokens,
+stream, cache, outcome, time (time:15m), attr:NAME (anchor span attribute),
+resource:NAME (resource attribute). --where, --since and --until narrow the
+segment table; the workload block always covers every request.
+
+The report rebuilds logical requests and baselines first when they are
+missing or older than the last ingest.
 `
 
 // reportSchema names the JSON report format (SPEC §10).
@@ -49,16 +61,19 @@ var linkageHelp = map[string]string{
 const percentileDefinition = "nearest-rank: pX is the ceil(X*n/100)-th smallest value; shown only when n*(100-X)/100 >= 5 (p50 n>=10, p95 n>=100, p99 n>=500), else null"
 
 func runReport(ctx context.Context, e env, args []string) int {
-	fs := newFlags("report", "report [--db FILE] [--format table|json] [-o FILE] [--explain] [--config FILE]", reportExamples)
+	fs := newFlags("report", "report [--db FILE] [--baseline KIND] [--by DIM,...] [--format table|markdown|csv|json|html] [-o FILE]", reportExamples)
 	var db dbFlags
 	db.register(fs)
-	format := fs.String("format", "table", "output format: table or json")
-	outPath := fs.StringP("output", "o", "", "write the report to FILE instead of standard output")
+	var out reportFlags
+	out.register(fs, "output")
 	explain := fs.Bool("explain", false, "also show how many logical requests each rebuild rule built")
 	var rb rebuildFlags
 	rb.register(fs)
 	if code, stop := parseFlags(fs, args, e.stdout, e.stderr); stop {
 		return code
+	}
+	if err := out.check(); err != nil {
+		return usageError(e.stderr, "report", err)
 	}
 	rb.splitSet = fs.Changed("split-window")
 	rbOpt, err := rb.options()
@@ -68,9 +83,6 @@ func runReport(ctx context.Context, e env, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(e.stderr, "report", fmt.Errorf("report takes no arguments (got %q); name the database with --db", fs.Arg(0)))
 	}
-	if *format != "table" && *format != "json" {
-		return usageError(e.stderr, "report", fmt.Errorf("unknown --format %q (want table or json)", *format))
-	}
 	if _, err := os.Stat(db.path); err != nil {
 		return failure(e.stderr, fmt.Errorf("database %s: %w (ingest traces first: retryscope ingest --db %s PATH...)", db.path, err, db.path))
 	}
@@ -79,34 +91,12 @@ func runReport(ctx context.Context, e env, args []string) int {
 		return failure(e.stderr, err)
 	}
 	defer st.Close()
-	if _, err := rebuild.Ensure(ctx, st, rbOpt); err != nil {
+	if err := ensureDerived(ctx, st, rbOpt, e.stderr); err != nil {
 		return failure(e.stderr, fmt.Errorf("report %s: %w", db.path, err))
 	}
-	rep, err := buildReport(ctx, st)
-	if err != nil {
+	out.dbPath, out.explain = db.path, *explain
+	if err := out.write(ctx, st, e.stdout); err != nil {
 		return failure(e.stderr, fmt.Errorf("report %s: %w", db.path, err))
-	}
-
-	var out io.Writer = e.stdout
-	var file *os.File
-	if *outPath != "" && *outPath != "-" {
-		if file, err = os.Create(*outPath); err != nil {
-			return failure(e.stderr, fmt.Errorf("write report: %w", err))
-		}
-		out = file
-	}
-	if *format == "json" {
-		err = writeReportJSON(out, rep)
-	} else {
-		err = writeReportTable(out, rep, db.path, *explain)
-	}
-	if file != nil {
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		return failure(e.stderr, fmt.Errorf("write report: %w", err))
 	}
 	return exitOK
 }
@@ -168,12 +158,14 @@ func (r *rebuildFlags) options() (rebuild.Options, error) {
 // report is the JSON document SPEC §10 fixes; fields beside the required
 // keys are additions, never renames.
 type report struct {
-	Schema    string         `json:"schema"`
-	Workload  workloadReport `json:"workload"`
-	Baselines []any          `json:"baselines"`
-	Segments  []any          `json:"segments"`
-	Ingest    ingestReport   `json:"ingest"`
-	Linkage   []linkageRow   `json:"linkage"`
+	Schema    string            `json:"schema"`
+	Workload  workloadReport    `json:"workload"`
+	Baselines []baseline.Block  `json:"baselines"`
+	Segments  []segment.Segment `json:"segments"`
+	// SegmentBy names the dimensions of the segments, in order.
+	SegmentBy []string     `json:"segment_by"`
+	Ingest    ingestReport `json:"ingest"`
+	Linkage   []linkageRow `json:"linkage"`
 }
 
 type workloadReport struct {
@@ -239,7 +231,7 @@ type ingestReport struct {
 
 // buildReport runs the report queries against rebuilt tables.
 func buildReport(ctx context.Context, st *store.Store) (*report, error) {
-	rep := &report{Schema: reportSchema, Baselines: []any{}, Segments: []any{}}
+	rep := &report{Schema: reportSchema, Baselines: []baseline.Block{}, Segments: []segment.Segment{}, SegmentBy: []string{}}
 	w := &rep.Workload
 	w.Percentiles = percentileDefinition
 	var retriedOK int64
@@ -365,15 +357,21 @@ func writeReportJSON(w io.Writer, rep *report) error {
 	return enc.Encode(rep)
 }
 
-// writeReportTable prints the report as aligned text for a terminal.
-func writeReportTable(w io.Writer, rep *report, dbPath string, explain bool) error {
-	wl := rep.Workload
-	var b strings.Builder
-	fmt.Fprintf(&b, "retryscope report: %s (%d files, %d spans, %d rejected records)\n\n", dbPath,
-		rep.Ingest.Files, rep.Ingest.Spans, rep.Ingest.Rejected)
+// section is one table of the report, rendered alike as text, Markdown
+// and HTML. The first row is the header; text output skips it when
+// plainHeader is false (a two-column list reads better without one).
+type section struct {
+	title       string
+	rows        [][]string
+	note        string
+	plainHeader bool
+}
 
-	b.WriteString("Workload\n")
-	writeAligned(&b, [][]string{
+// workloadSections lays out the workload measures.
+func workloadSections(rep *report, explain bool) []section {
+	wl := rep.Workload
+	secs := []section{{title: "Workload", rows: [][]string{
+		{"measure", "value"},
 		{"logical requests", fmt.Sprint(wl.LogicalRequests)},
 		{"attempts", fmt.Sprint(wl.Attempts)},
 		{"amplification (attempts per request)", fmt.Sprintf("%.4f", wl.Amplification)},
@@ -386,9 +384,8 @@ func writeReportTable(w io.Writer, rep *report, dbPath string, explain bool) err
 		{"duplicated output tokens", fmt.Sprint(wl.DuplicatedOutputTokens)},
 		{"hidden work (ms)", fmt.Sprintf("%.1f", wl.HiddenWorkMs)},
 		{"hidden output tokens", fmt.Sprint(wl.HiddenOutputTokens)},
-	})
+	}}}
 
-	b.WriteString("\nLatency (ms)\n")
 	dist := [][]string{{"measure", "requests", "n", "mean", "p50", "p95", "p99"}}
 	add := func(name, who string, s model.Summary) {
 		dist = append(dist, []string{name, who, fmt.Sprint(s.N), cell(s.Mean), cell(s.P50), cell(s.P95), cell(s.P99)})
@@ -402,10 +399,8 @@ func writeReportTable(w io.Writer, rep *report, dbPath string, explain bool) err
 	add("first attempt", "all", wl.FirstAttemptMs.All)
 	add("first attempt", "retried", wl.FirstAttemptMs.Retried)
 	add("second attempt", "retried", wl.SecondAttemptMs)
-	writeAligned(&b, dist)
-	fmt.Fprintf(&b, "  percentiles: %s\n", percentileDefinition)
+	secs = append(secs, section{title: "Latency (ms)", rows: dist, plainHeader: true, note: "percentiles: " + percentileDefinition})
 
-	b.WriteString("\nAmplification by retry layer\n")
 	lay := [][]string{{"layers", "requests", "attempts", "multipliers (outermost first)"}}
 	for _, l := range wl.AmplificationByLayers {
 		var m []string
@@ -414,31 +409,45 @@ func writeReportTable(w io.Writer, rep *report, dbPath string, explain bool) err
 		}
 		lay = append(lay, []string{fmt.Sprint(l.Depth), fmt.Sprint(l.Requests), fmt.Sprint(l.Attempts), strings.Join(m, " x ")})
 	}
-	writeAligned(&b, lay)
+	secs = append(secs, section{title: "Amplification by retry layer", rows: lay, plainHeader: true})
 
 	if len(wl.Triggers) > 0 {
-		b.WriteString("\nFailed attempts by trigger\n")
 		trig := [][]string{{"trigger", "attempts"}}
 		for _, t := range wl.Triggers {
 			trig = append(trig, []string{t.Trigger, fmt.Sprint(t.Attempts)})
 		}
-		writeAligned(&b, trig)
+		secs = append(secs, section{title: "Failed attempts by trigger", rows: trig, plainHeader: true})
 	}
 	if explain {
-		b.WriteString("\nRequests by linkage rule\n")
 		link := [][]string{{"rule", "requests", "attempts", "retried", "inferred", "example request_id"}}
+		var meanings []string
 		for _, l := range rep.Linkage {
 			link = append(link, []string{l.Linkage, fmt.Sprint(l.Requests), fmt.Sprint(l.Attempts), fmt.Sprint(l.Retried),
 				fmt.Sprint(l.Inferred), l.Example})
+			meanings = append(meanings, l.Linkage+": "+linkageHelp[l.Linkage])
 		}
-		writeAligned(&b, link)
-		b.WriteString("\n")
-		var rules [][]string
-		for _, l := range rep.Linkage {
-			rules = append(rules, []string{l.Linkage + ":", linkageHelp[l.Linkage]})
+		meanings = append(meanings, "see one: SELECT * FROM attempts WHERE request_id = '<example>' ORDER BY ordinal")
+		secs = append(secs, section{title: "Requests by linkage rule", rows: link, plainHeader: true,
+			note: strings.Join(meanings, "\n  ")})
+	}
+	return secs
+}
+
+// writeReportTable prints the workload as aligned text for a terminal.
+func writeReportTable(w io.Writer, rep *report, dbPath string, explain bool) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "retryscope report: %s (%d files, %d spans, %d rejected records)\n", dbPath,
+		rep.Ingest.Files, rep.Ingest.Spans, rep.Ingest.Rejected)
+	for _, sec := range workloadSections(rep, explain) {
+		fmt.Fprintf(&b, "\n%s\n", sec.title)
+		rows := sec.rows
+		if !sec.plainHeader {
+			rows = rows[1:]
 		}
-		writeLeft(&b, rules)
-		b.WriteString("  see one: SELECT * FROM attempts WHERE request_id = '<example>' ORDER BY ordinal\n")
+		writeAligned(&b, rows)
+		if sec.note != "" {
+			fmt.Fprintf(&b, "  %s\n", sec.note)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -450,17 +459,6 @@ func cell(v *float64) string {
 		return "too few"
 	}
 	return fmt.Sprintf("%.1f", *v)
-}
-
-// writeLeft prints rows as left-aligned columns.
-func writeLeft(b *strings.Builder, rows [][]string) {
-	width := 0
-	for _, r := range rows {
-		width = max(width, len(r[0]))
-	}
-	for _, r := range rows {
-		fmt.Fprintf(b, "  %-*s  %s\n", width, r[0], r[1])
-	}
 }
 
 // writeAligned prints rows as columns, two spaces apart, indented; the

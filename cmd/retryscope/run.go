@@ -34,8 +34,10 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"run", "the nightly job: ingest what is new, rebuild, export Parquet, write the report", runRun},
 		{"ingest", "load OTLP trace exports into the database", runIngest},
 		{"report", "print what retries cost: amplification, rates, latency tails", runReport},
+		{"export", "write the derived tables as Parquet for notebooks", runExport},
 		{"gen", "write synthetic traces with a known truth", func(_ context.Context, e env, args []string) int {
 			return runGen(args, e.stdout, e.stderr)
 		}},

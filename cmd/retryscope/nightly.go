@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retryscope/retryscope/ingest"
+	"github.com/retryscope/retryscope/internal/export"
+)
+
+const runExamples = `
+  retryscope run --parquet parquet/ --report report.html /var/log/otel/traces/
+  retryscope run --db /srv/retryscope.duckdb --keep 30d --wait --parquet /srv/parquet /srv/dumps/
+  # crontab: every night at 02:15, mail on failure or rejected input
+  15 2 * * * cd /srv/retryscope && retryscope run --wait --keep 30d --parquet parquet --report report.html dumps/ || echo "exit $?"
+`
+
+func runRun(ctx context.Context, e env, args []string) int {
+	fs := newFlags("run", "run [--db FILE] [--parquet DIR] [--report FILE] PATH...", runExamples)
+	var db dbFlags
+	db.register(fs)
+	parquetDir := fs.String("parquet", "", "write Parquet files under DIR (requests, attempts, baselines, daily; one folder per day)")
+	keep := fs.String("keep", "", "drop data older than this (e.g. 30d, 12h); default keeps everything")
+	nowFlag := fs.String("now", "", "the time --keep counts back from, RFC 3339 (default: the clock; for backfills and tests)")
+	var rep reportFlags
+	rep.register(fs, "report")
+	var rb rebuildFlags
+	rb.register(fs)
+	if code, stop := parseFlags(fs, args, e.stdout, e.stderr); stop {
+		return code
+	}
+	if fs.NArg() == 0 {
+		return usageError(e.stderr, "run", fmt.Errorf("run needs at least one PATH to ingest (a file, directory, glob, or -)"))
+	}
+	var retention time.Duration
+	if *keep != "" {
+		d, err := parseRetention(*keep)
+		if err != nil {
+			return usageError(e.stderr, "run", err)
+		}
+		retention = d
+	}
+	now := time.Now()
+	if *nowFlag != "" {
+		t, err := time.Parse(time.RFC3339, *nowFlag)
+		if err != nil {
+			return usageError(e.stderr, "run", fmt.Errorf("--now: %v", err))
+		}
+		now = t
+	}
+	if err := rep.check(); err != nil {
+		return usageError(e.stderr, "run", err)
+	}
+	rb.splitSet = fs.Changed("split-window")
+	rbOpt, err := rb.options()
+	if err != nil {
+		return usageError(e.stderr, "run", err)
+	}
+
+	start := time.Now()
+	st, err := db.open(ctx, e.stderr)
+	if err != nil {
+		return failure(e.stderr, err)
+	}
+	defer st.Close()
+	logf := func(format string, a ...any) { fmt.Fprintf(e.stderr, "run: "+format+"\n", a...) }
+
+	sum, err := ingestPaths(ctx, st, fs.Args(), e, ingest.Options{
+		Exclude: []string{db.path, db.path + ".wal", db.path + ".tmp"},
+	}, true)
+	if err != nil {
+		return failure(e.stderr, err)
+	}
+	_, _, _, spansNew, rejected := sum.Totals()
+
+	pruned := int64(0)
+	if retention > 0 {
+		pruned, err = st.Prune(ctx, now.Add(-retention).UnixNano())
+		if err != nil {
+			return failure(e.stderr, fmt.Errorf("prune: %w", err))
+		}
+		logf("dropped %d spans older than %s", pruned, *keep)
+	}
+	if err := ensureDerived(ctx, st, rbOpt, prefixed{e.stderr, "run: "}); err != nil {
+		return failure(e.stderr, err)
+	}
+	if *parquetDir != "" {
+		if spansNew > 0 || pruned > 0 || !hasParquet(*parquetDir) {
+			res, err := export.Export(ctx, st, *parquetDir, export.Options{})
+			if err != nil {
+				return failure(e.stderr, err)
+			}
+			logf("parquet: %d files, %d rows, %d old days removed under %s", res.Files, res.Rows, res.Removed, *parquetDir)
+		} else {
+			logf("parquet: unchanged")
+		}
+	}
+	if rep.output != "" {
+		rep.dbPath = db.path
+		if err := rep.write(ctx, st, e.stdout); err != nil {
+			return failure(e.stderr, err)
+		}
+		logf("report: %s", rep.output)
+	}
+	logf("done in %s", time.Since(start).Round(time.Millisecond))
+	if rejected > 0 {
+		return exitRejected
+	}
+	return exitOK
+}
+
+// prefixed writes each line with a prefix, for plain cron-mail logs.
+type prefixed struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixed) Write(b []byte) (int, error) {
+	lines := strings.SplitAfter(string(b), "\n")
+	for _, l := range lines {
+		if l != "" {
+			io.WriteString(p.w, p.prefix+l)
+		}
+	}
+	return len(b), nil
+}
+
+// hasParquet reports whether an export was written under dir before.
+func hasParquet(dir string) bool {
+	m, _ := filepath.Glob(filepath.Join(dir, "requests", "date=*", "data.parquet"))
+	return len(m) > 0
+}
+
+// parseRetention reads a span of time such as 30d, 36h or 90m.
+func parseRetention(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("--keep %q: want a positive number of days like 30d", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("--keep %q: want a span like 30d, 36h or 90m", s)
+	}
+	return d, nil
+}

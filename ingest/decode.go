@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
@@ -54,6 +55,11 @@ func decodeRecord(rec record, lim Limits) decoded {
 			reason = "bad_json"
 		}
 		return decoded{rejections: []model.Rejection{{Offset: rec.offset, Reason: reason, Detail: firstLine(err.Error())}}}
+	}
+	if rec.json && td.ResourceSpans().Len() == 0 && !bytes.Contains(rec.data, []byte(`"resourceSpans"`)) &&
+		!bytes.Contains(rec.data, []byte(`"resource_spans"`)) {
+		return decoded{rejections: []model.Rejection{{Offset: rec.offset, Reason: "not_otlp",
+			Detail: "JSON without resourceSpans: not an OTLP trace export"}}}
 	}
 	return flatten(td, rec.offset, lim)
 }

@@ -179,6 +179,7 @@ func TestBadInputLosesNothingElse(t *testing.T) {
 
 	os.WriteFile(filepath.Join(dir, "empty.json"), nil, 0o644)
 	os.WriteFile(filepath.Join(dir, "README.txt"), []byte("Traces exported nightly by the collector.\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "package.json"), []byte("{\"name\": \"not-traces\"}\n"), 0o644)
 
 	st := storetest.Open(t)
 	s, log := run(t, st, dir)
@@ -190,6 +191,7 @@ func TestBadInputLosesNothingElse(t *testing.T) {
 		"cut.pb.zst:",
 		"empty.json: the file is empty",
 		"README.txt:0: not_otlp",
+		"package.json:0: not_otlp",
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
@@ -202,11 +204,11 @@ func TestBadInputLosesNothingElse(t *testing.T) {
 	if want := int64(jsonGood+protoGood) + cutSpans; spans != want {
 		t.Errorf("spans read %d, want %d", spans, want)
 	}
-	if rejected != 6 {
-		t.Errorf("rejected %d, want 6: %v", rejected, s.Rejected)
+	if rejected != 7 {
+		t.Errorf("rejected %d, want 7: %v", rejected, s.Rejected)
 	}
-	if got := storetest.Count(t, st, `SELECT count(*) FROM ingest_errors`); got != 6 {
-		t.Errorf("ingest_errors has %d rows, want 6", got)
+	if got := storetest.Count(t, st, `SELECT count(*) FROM ingest_errors`); got != 7 {
+		t.Errorf("ingest_errors has %d rows, want 7", got)
 	}
 }
 

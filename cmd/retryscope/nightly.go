@@ -21,7 +21,7 @@ const runExamples = `
 `
 
 func runRun(ctx context.Context, e env, args []string) int {
-	fs := newFlags("run", "run [--db FILE] [--parquet DIR] [--report FILE] PATH...", runExamples)
+	fs := newFlags("run", "run [--db FILE] [--parquet DIR] [--report FILE] PATH...\n\nIngests what is new under PATH, brings requests and baselines up to date, writes\nParquet (with --parquet) and the report (to --report FILE, else to stdout).", runExamples)
 	var db dbFlags
 	db.register(fs)
 	parquetDir := fs.String("parquet", "", "write Parquet files under DIR (requests, attempts, baselines, daily; one folder per day)")
@@ -100,11 +100,11 @@ func runRun(ctx context.Context, e env, args []string) int {
 			logf("parquet: unchanged")
 		}
 	}
+	rep.dbPath = db.path
+	if err := rep.write(ctx, st, e.stdout); err != nil {
+		return failure(e.stderr, err)
+	}
 	if rep.output != "" {
-		rep.dbPath = db.path
-		if err := rep.write(ctx, st, e.stdout); err != nil {
-			return failure(e.stderr, err)
-		}
 		logf("report: %s", rep.output)
 	}
 	logf("done in %s", time.Since(start).Round(time.Millisecond))

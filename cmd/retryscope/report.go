@@ -419,10 +419,10 @@ func workloadSections(rep *report, explain bool) []section {
 		secs = append(secs, section{title: "Failed attempts by trigger", rows: trig, plainHeader: true})
 	}
 	if explain {
-		link := [][]string{{"rule", "requests", "attempts", "retried", "inferred", "example request_id"}}
+		link := [][]string{{"rule", "requests", "retried", "inferred", "example request_id"}}
 		var meanings []string
 		for _, l := range rep.Linkage {
-			link = append(link, []string{l.Linkage, fmt.Sprint(l.Requests), fmt.Sprint(l.Attempts), fmt.Sprint(l.Retried),
+			link = append(link, []string{l.Linkage, fmt.Sprint(l.Requests), fmt.Sprint(l.Retried),
 				fmt.Sprint(l.Inferred), l.Example})
 			meanings = append(meanings, l.Linkage+": "+linkageHelp[l.Linkage])
 		}
@@ -445,12 +445,31 @@ func writeReportTable(w io.Writer, rep *report, dbPath string, explain bool) err
 			rows = rows[1:]
 		}
 		writeAligned(&b, rows)
-		if sec.note != "" {
-			fmt.Fprintf(&b, "  %s\n", sec.note)
+		for _, line := range strings.Split(sec.note, "\n") {
+			for _, l := range wrapText(strings.TrimSpace(line), 96) {
+				fmt.Fprintf(&b, "  %s\n", l)
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// wrapText breaks s into lines of at most width characters, at spaces.
+func wrapText(s string, width int) []string {
+	var lines []string
+	for len([]rune(s)) > width {
+		cut := strings.LastIndex(string([]rune(s)[:width]), " ")
+		if cut <= 0 {
+			break
+		}
+		lines = append(lines, s[:cut])
+		s = strings.TrimSpace(s[cut:])
+	}
+	if s != "" {
+		lines = append(lines, s)
+	}
+	return lines
 }
 
 // cell formats a figure in ms, or says the sample is too small for it.

@@ -1,5 +1,6 @@
 -- rebuild_spans: the facts about every span that the rebuild needs, one row
--- per span, into the temporary table rebuild_facts; rebuild_partition
+-- per span of rebuild_source (all spans, or the traces an incremental
+-- rebuild recomputes), into the temporary table rebuild_facts; rebuild_partition
 -- reads them back one slice of traces at a time, so memory stays bounded.
 -- SERVER spans come only when they are roots or the parent of an
 -- attempt-like span (a CLIENT span or a gRPC Attempt span): the callee's
@@ -92,7 +93,7 @@ WITH a AS (
         attributes['gen_ai.response.model'] IS NOT NULL AS has_response_model,
         coalesce(attributes['retryscope.rejected_output'] = 'true', false) AS rejected_attr,
         CASE WHEN len(events) > 0 THEN events END AS events
-    FROM spans
+    FROM rebuild_source
 ),
 e AS (
     SELECT
@@ -114,13 +115,13 @@ srv AS (
            min(list_filter(list_transform($5::VARCHAR[], k -> attributes[k]), v -> v IS NOT NULL)[1]) AS server_model,
            sum(TRY_CAST(attributes['gen_ai.usage.output_tokens'] AS BIGINT)) AS server_output_tokens,
            bool_or(status_code = 'error') AS server_failed
-    FROM spans
+    FROM rebuild_source
     WHERE kind = 'server' AND parent_span_id IS NOT NULL
     GROUP BY ALL
 ),
 attempt_parents AS (
     SELECT DISTINCT hash(trace_id, parent_span_id) AS k
-    FROM spans
+    FROM rebuild_source
     WHERE parent_span_id IS NOT NULL AND (kind = 'client' OR (kind = 'internal' AND name LIKE 'Attempt.%'))
 )
 SELECT
@@ -184,7 +185,7 @@ SELECT
     srv.server_end_ns, srv.server_model, srv.server_output_tokens,
     hash(e.trace_id) AS trace_hash
 FROM e
-LEFT JOIN (SELECT hash(trace_id, span_id) AS k FROM spans) p ON p.k = hash(e.trace_id, e.parent_span_id)
+LEFT JOIN (SELECT hash(trace_id, span_id) AS k FROM rebuild_source) p ON p.k = hash(e.trace_id, e.parent_span_id)
 LEFT JOIN srv ON srv.k = hash(e.trace_id, e.span_id)
 LEFT JOIN attempt_parents ap ON ap.k = hash(e.trace_id, e.span_id)
 WHERE e.kind <> 'server' OR e.parent_span_id IS NULL OR ap.k IS NOT NULL;

@@ -123,11 +123,13 @@ CREATE OR REPLACE TABLE requests (
 );
 
 -- rebuild_state: what the rebuilt tables were built from (span and file
--- counts, the rebuild's options), so a report knows when they are stale.
+-- counts, the highest file_id, the rebuild's options), so a report knows
+-- when they are stale and an update knows which spans are new.
 -- Empty until a rebuild finishes.
 CREATE OR REPLACE TABLE rebuild_state (
     spans       BIGINT NOT NULL,
     files       BIGINT NOT NULL,
+    max_file_id BIGINT NOT NULL,
     options     VARCHAR NOT NULL,
     requests    BIGINT NOT NULL,
     attempts    BIGINT NOT NULL,

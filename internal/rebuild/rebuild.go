@@ -13,8 +13,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/retryscope/retryscope/internal/store"
@@ -108,10 +110,50 @@ func Run(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 	if opt.SplitWindow <= 0 {
 		opt.SplitWindow = DefaultSplitWindow
 	}
-	var stats Stats
 	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_tables")); err != nil {
-		return stats, fmt.Errorf("create rebuilt tables: %w", err)
+		return Stats{}, fmt.Errorf("create rebuilt tables: %w", err)
 	}
+	if _, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW rebuild_source AS SELECT * FROM spans`); err != nil {
+		return Stats{}, err
+	}
+	return build(ctx, st, opt)
+}
+
+// update recomputes only the traces that new files touched since the
+// rebuild recorded in rebuild_state (file_id > sinceFile): those traces,
+// the single-span traces near them in time that a retry split across
+// traces may join, and every trace of a request built from any of them.
+// The requests of those traces are replaced; the rest stay as they were.
+func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) (Stats, error) {
+	// The driver binds parameters per statement, so the file's statements
+	// run one at a time and only the first takes them.
+	for i, stmt := range strings.SplitAfter(queries.Get("rebuild_scope"), ";\n") {
+		if strings.TrimSpace(stmt) == "" {
+			continue
+		}
+		var args []any
+		if i == 0 {
+			args = []any{sinceFile, int64(opt.SplitWindow)}
+		}
+		if _, err := st.Conn.ExecContext(ctx, stmt, args...); err != nil {
+			return Stats{}, fmt.Errorf("scope the update: %w", err)
+		}
+	}
+	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_forget")); err != nil {
+		return Stats{}, fmt.Errorf("drop the requests to rebuild: %w", err)
+	}
+	_, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW rebuild_source AS
+		SELECT * FROM spans WHERE trace_id IN (SELECT trace_id FROM rebuild_scope)`)
+	if err != nil {
+		return Stats{}, err
+	}
+	return build(ctx, st, opt)
+}
+
+// build groups the spans of rebuild_source into requests and attempts,
+// appends them, and records what they were built from.
+func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
+	var stats Stats
 	w, err := newWriter(st)
 	if err != nil {
 		return stats, err
@@ -130,56 +172,92 @@ func Run(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 	if err != nil {
 		return stats, fmt.Errorf("rebuild requests: %w", err)
 	}
-	stats.Requests, stats.Attempts = w.requests, w.attempts
-	spans, files, err := sourceCounts(ctx, st.Conn)
+	src, err := sourceCounts(ctx, st.Conn)
 	if err != nil {
 		return stats, err
 	}
-	_, err = st.Conn.ExecContext(ctx, `INSERT INTO rebuild_state VALUES ($1, $2, $3, $4, $5, now())`,
-		spans, files, opt.fingerprint(), stats.Requests, stats.Attempts)
+	var total Stats
+	if err := st.Conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM requests), (SELECT count(*) FROM attempts)`).Scan(&total.Requests, &total.Attempts); err != nil {
+		return stats, err
+	}
+	stats.Requests, stats.Attempts = w.requests, w.attempts
+	_, err = st.Conn.ExecContext(ctx, `DELETE FROM rebuild_state; INSERT INTO rebuild_state VALUES ($1, $2, $3, $4, $5, $6, now())`,
+		src.spans, src.files, src.maxFileID, opt.fingerprint(), total.Requests, total.Attempts)
 	if err != nil {
 		return stats, fmt.Errorf("record rebuild: %w", err)
 	}
 	return stats, nil
 }
 
-// Ensure rebuilds unless the rebuilt tables already reflect every span and
-// file in the database. It reports whether it rebuilt.
+// Ensure brings the rebuilt tables up to date: nothing when they reflect
+// every span and file; an update of the touched traces when files were only
+// added since the last rebuild with the same options; a full rebuild
+// otherwise (other options, or spans pruned). It reports whether it did
+// anything.
 func Ensure(ctx context.Context, st *store.Store, opt Options) (bool, error) {
 	if opt.SplitWindow <= 0 {
 		opt.SplitWindow = DefaultSplitWindow
 	}
-	fresh, err := isFresh(ctx, st.Conn, opt)
-	if err != nil || fresh {
+	prev, ok, err := lastState(ctx, st.Conn, opt)
+	if err != nil {
 		return false, err
 	}
-	_, err = Run(ctx, st, opt)
+	if !ok {
+		_, err = Run(ctx, st, opt)
+		return err == nil, err
+	}
+	now, err := sourceCounts(ctx, st.Conn)
+	if err != nil {
+		return false, err
+	}
+	if now == prev {
+		return false, nil
+	}
+	var kept int64
+	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM spans WHERE file_id <= $1`, prev.maxFileID).Scan(&kept); err != nil {
+		return false, err
+	}
+	if kept != prev.spans || now.maxFileID < prev.maxFileID {
+		_, err = Run(ctx, st, opt)
+		return err == nil, err
+	}
+	_, err = update(ctx, st, opt, prev.maxFileID)
 	return err == nil, err
 }
 
-func isFresh(ctx context.Context, conn *sql.Conn, opt Options) (bool, error) {
+// sourceState is what the rebuilt tables are built from.
+type sourceState struct {
+	spans, files, maxFileID int64
+}
+
+// lastState returns what the last rebuild with these options was built
+// from; ok is false when there is none.
+func lastState(ctx context.Context, conn *sql.Conn, opt Options) (sourceState, bool, error) {
 	var tables int
 	err := conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables()
 		WHERE schema_name = 'main' AND table_name IN ('rebuild_state', 'requests', 'attempts')`).Scan(&tables)
 	if err != nil || tables < 3 {
-		return false, err
+		return sourceState{}, false, err
 	}
-	spans, files, err := sourceCounts(ctx, conn)
-	if err != nil {
-		return false, err
+	var cols int
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_columns() WHERE table_name = 'rebuild_state' AND column_name = 'max_file_id'`).Scan(&cols); err != nil || cols == 0 {
+		return sourceState{}, false, err // built by an older version: rebuild
 	}
-	var n int
-	err = conn.QueryRowContext(ctx, `SELECT count(*) FROM rebuild_state WHERE spans = $1 AND files = $2 AND options = $3`,
-		spans, files, opt.fingerprint()).Scan(&n)
-	return n > 0, err
+	var s sourceState
+	err = conn.QueryRowContext(ctx, `SELECT spans, files, max_file_id FROM rebuild_state WHERE options = $1`, opt.fingerprint()).Scan(&s.spans, &s.files, &s.maxFileID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, false, nil
+	}
+	return s, err == nil, err
 }
 
-func sourceCounts(ctx context.Context, conn *sql.Conn) (spans, files int64, err error) {
-	err = conn.QueryRowContext(ctx, queries.Get("rebuild_state")).Scan(&spans, &files)
+func sourceCounts(ctx context.Context, conn *sql.Conn) (sourceState, error) {
+	var s sourceState
+	err := conn.QueryRowContext(ctx, queries.Get("rebuild_state")).Scan(&s.spans, &s.files, &s.maxFileID)
 	if err != nil {
 		err = fmt.Errorf("count spans: %w", err)
 	}
-	return spans, files, err
+	return s, err
 }
 
 // factsPerSlice bounds how many spans one slice of rebuild_facts holds,

@@ -1,0 +1,5 @@
+-- rebuild_forget: deletes the requests (and their attempts) that an
+-- incremental rebuild is about to build again (rebuild_touched, from
+-- rebuild_scope).
+DELETE FROM attempts WHERE request_id IN (SELECT request_id FROM rebuild_touched);
+DELETE FROM requests WHERE request_id IN (SELECT request_id FROM rebuild_touched);

@@ -1,0 +1,31 @@
+-- rebuild_scope: the traces an incremental rebuild recomputes after new
+-- files (file_id > $1) arrived, as the temporary table rebuild_scope
+-- (trace_id), and the requests it replaces, as rebuild_touched
+-- (request_id). The scope holds every trace that received spans; every
+-- single-span CLIENT trace starting within the split window ($2 ns) of the
+-- new spans, since a retry split across traces may join them; and every
+-- trace of a request built from any of those, so a request is rebuilt
+-- whole. Work grows with the new data, not with the history.
+CREATE OR REPLACE TEMP TABLE rebuild_seed AS
+WITH fresh AS (
+    SELECT trace_id, start_ns, end_ns FROM spans WHERE file_id > $1
+),
+bounds AS (
+    SELECT min(start_ns) - $2 AS lo, max(end_ns) + $2 AS hi FROM fresh
+)
+SELECT DISTINCT trace_id FROM fresh
+UNION
+SELECT s.trace_id FROM spans s, bounds b
+WHERE s.parent_span_id IS NULL AND s.kind = 'client' AND s.start_ns BETWEEN b.lo AND b.hi;
+
+CREATE OR REPLACE TEMP TABLE rebuild_touched AS
+SELECT request_id FROM requests WHERE trace_id IN (SELECT trace_id FROM rebuild_seed)
+UNION
+SELECT request_id FROM attempts WHERE trace_id IN (SELECT trace_id FROM rebuild_seed);
+
+CREATE OR REPLACE TEMP TABLE rebuild_scope AS
+SELECT trace_id FROM rebuild_seed
+UNION
+SELECT trace_id FROM requests WHERE request_id IN (SELECT request_id FROM rebuild_touched)
+UNION
+SELECT trace_id FROM attempts WHERE request_id IN (SELECT request_id FROM rebuild_touched);

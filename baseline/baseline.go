@@ -136,11 +136,19 @@ type Options struct {
 	// TimeScale is the start-time difference that counts 1
 	// (DefaultTimeScale).
 	TimeScale time.Duration
+	// readFrom..readTo are the request starts read, targetFrom..targetTo
+	// those recomputed (see scope).
+	readFrom, readTo, targetFrom, targetTo int64
 	// ArmKey is the anchor-span attribute naming the policy-experiment arm
 	// (DefaultArmKey) and ControlArm its value in the arm without retries
 	// (DefaultControlArm); every other value is a treatment arm.
 	ArmKey     string
 	ControlArm string
+	// Since and Until, when set, limit the work to what changed: only
+	// requests starting in [Since, Until] (Unix ns), and those near enough
+	// in time for their cohort to include one of them, get their baselines
+	// recomputed; every other row is kept. Both zero: recompute all.
+	Since, Until int64
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -224,7 +232,8 @@ func (o Options) steps() []step {
 	return []step{
 		{what: "create tables", query: "baseline_tables"},
 		{what: "read requests", query: "baseline_input", args: []any{o.ArmKey,
-			has(DimOperation), has(DimModel), has(DimRoute), has(DimStream), has(DimSize), has(DimRegion)}},
+			has(DimOperation), has(DimModel), has(DimRoute), has(DimStream), has(DimSize), has(DimRegion),
+			o.readFrom, o.readTo}},
 		{what: "record arms", query: "baseline_arms", args: []any{o.ControlArm}},
 		{what: KindNoRetry, query: "baseline_no_retry", args: []any{
 			"L0 = T1: logical start to the end of the first attempt"}},
@@ -260,19 +269,77 @@ func Compute(ctx context.Context, st *store.Store, opt Options) error {
 	if err != nil {
 		return err
 	}
+	partial, err := opt.scope(ctx, st)
+	if err != nil {
+		return err
+	}
 	if _, err := st.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return err
 	}
-	for _, s := range opt.steps() {
-		if err := s.exec(ctx, st); err != nil {
-			st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-			return fmt.Errorf("baselines: %s: %w", s.what, err)
-		}
-	}
-	if _, err := st.Conn.ExecContext(ctx, "DROP TABLE IF EXISTS baseline_input"); err != nil {
+	rollback := func(err error) error {
 		st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return err
 	}
+	if partial {
+		if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_keep")); err != nil {
+			return rollback(fmt.Errorf("baselines: keep the unchanged rows: %w", err))
+		}
+	}
+	for _, s := range opt.steps() {
+		if err := s.exec(ctx, st); err != nil {
+			return rollback(fmt.Errorf("baselines: %s: %w", s.what, err))
+		}
+	}
+	if partial {
+		if err := execScript(ctx, st, "baseline_merge", opt.targetFrom, opt.targetTo); err != nil {
+			return rollback(fmt.Errorf("baselines: merge the recomputed rows: %w", err))
+		}
+	}
+	if _, err := st.Conn.ExecContext(ctx, "DROP TABLE IF EXISTS baseline_input"); err != nil {
+		return rollback(err)
+	}
 	_, err = st.Conn.ExecContext(ctx, "COMMIT")
 	return err
+}
+
+// execScript runs a query file's statements one by one: the driver binds
+// parameters per statement, so those that use them get args.
+func execScript(ctx context.Context, st *store.Store, name string, args ...any) error {
+	for _, stmt := range strings.SplitAfter(queries.Get(name), ";\n") {
+		if strings.TrimSpace(stmt) == "" {
+			continue
+		}
+		var a []any
+		if strings.Contains(stmt, "$1") {
+			a = args
+		}
+		if _, err := st.Conn.ExecContext(ctx, stmt, a...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scope sets the ranges of start times to read and to recompute. A partial
+// recompute needs the previous tables and a bounded window; otherwise
+// everything is read and recomputed.
+func (o *Options) scope(ctx context.Context, st *store.Store) (partial bool, err error) {
+	o.readFrom, o.readTo = math.MinInt64, math.MaxInt64
+	if o.Since == 0 && o.Until == 0 || o.Window >= Unbounded {
+		return false, nil
+	}
+	var tables int
+	err = st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables()
+		WHERE schema_name = 'main' AND table_name IN ('baselines', 'baseline_arms')`).Scan(&tables)
+	if err != nil || tables < 2 {
+		return false, err
+	}
+	// A request's cohort lies within Window of its start (healthy,
+	// alternate route, experiment) and its matches within TimeScale x
+	// MaxDistance; requests farther than that from every change keep their
+	// baseline, and the ones recomputed need their cohorts read whole.
+	margin := max(int64(o.Window), int64(float64(o.TimeScale)*o.MaxDistance)) + 1
+	o.targetFrom, o.targetTo = o.Since-margin, o.Until+margin
+	o.readFrom, o.readTo = o.targetFrom-margin, o.targetTo+margin
+	return true, nil
 }

@@ -3,7 +3,8 @@
 --
 -- Parameters: $1 the policy-arm attribute key (read on the anchor span);
 -- $2..$7 whether the cohort includes operation, model, route, stream, the
--- input-token size bucket and region.
+-- input-token size bucket and region; $8, $9 the range of start_ns read
+-- (an incremental update reads the changed span of time and a margin).
 --
 -- Columns:
 --   request_id, operation, model, route, final_route, stream, start_ns,
@@ -47,6 +48,7 @@ joined AS (
     FROM requests r
     LEFT JOIN per_request p USING (request_id)
     LEFT JOIN spans s ON s.trace_id = r.trace_id AND s.span_id = r.span_id
+    WHERE r.start_ns BETWEEN $8 AND $9
 )
 SELECT
     *,

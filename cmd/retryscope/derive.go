@@ -16,32 +16,58 @@ import (
 // up to date with the spans, rebuilding only what is stale, and says on
 // log what it did.
 func ensureDerived(ctx context.Context, st *store.Store, opt rebuild.Options, log io.Writer) error {
+	freshBefore, err := baselinesFresh(ctx, st)
+	if err != nil {
+		return err
+	}
 	t0 := time.Now()
-	rebuilt, err := rebuild.Ensure(ctx, st, opt)
+	stats, rebuilt, err := rebuild.EnsureStats(ctx, st, opt)
 	if err != nil {
 		return fmt.Errorf("rebuild requests: %w", err)
 	}
 	if rebuilt {
-		fmt.Fprintf(log, "rebuilt logical requests from spans in %s\n", time.Since(t0).Round(time.Millisecond))
+		how := "rebuilt logical requests from all spans"
+		if stats.Partial {
+			how = fmt.Sprintf("updated the logical requests of %d new or touched traces", stats.Traces)
+		}
+		fmt.Fprintf(log, "%s in %s\n", how, time.Since(t0).Round(time.Millisecond))
 	}
-	fresh := false
-	if hasTable(ctx, st, "baseline_state") && hasTable(ctx, st, "baselines") {
-		if err := st.Conn.QueryRowContext(ctx, queries.Get("baseline_state_check")).Scan(&fresh); err != nil {
-			return err
+	fresh, err := baselinesFresh(ctx, st)
+	if err != nil || fresh {
+		return err
+	}
+	var bopt baseline.Options
+	if freshBefore && stats.Partial {
+		// The baselines matched the previous rebuild, so only the requests
+		// near what this update changed need theirs recomputed.
+		bopt.Since, bopt.Until = stats.Since, stats.Until
+		if bopt.Since == 0 && bopt.Until == 0 {
+			bopt.Since, bopt.Until = 1, 1 // nothing changed: recompute nothing near any request
 		}
 	}
-	if fresh {
-		return nil
-	}
 	t0 = time.Now()
-	if err := baseline.Compute(ctx, st, baseline.Options{}); err != nil {
+	if err := baseline.Compute(ctx, st, bopt); err != nil {
 		return fmt.Errorf("baselines: %w", err)
 	}
 	if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_state_mark")); err != nil {
 		return err
 	}
-	fmt.Fprintf(log, "computed baselines in %s\n", time.Since(t0).Round(time.Millisecond))
+	what := "computed baselines"
+	if bopt.Since != 0 || bopt.Until != 0 {
+		what = "recomputed the baselines near the changed requests"
+	}
+	fmt.Fprintf(log, "%s in %s\n", what, time.Since(t0).Round(time.Millisecond))
 	return nil
+}
+
+// baselinesFresh reports whether the baselines reflect the latest rebuild.
+func baselinesFresh(ctx context.Context, st *store.Store) (bool, error) {
+	if !hasTable(ctx, st, "baseline_state") || !hasTable(ctx, st, "baselines") || !hasTable(ctx, st, "rebuild_state") {
+		return false, nil
+	}
+	var fresh bool
+	err := st.Conn.QueryRowContext(ctx, queries.Get("baseline_state_check")).Scan(&fresh)
+	return fresh, err
 }
 
 func hasTable(ctx context.Context, st *store.Store, name string) bool {

@@ -2,6 +2,7 @@ package rebuild_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,39 +16,13 @@ import (
 	"github.com/retryscope/retryscope/internal/storetest"
 )
 
-// cutByEnd splits the generated spans into files: spans ending before each
-// cut go to the earlier file, so traces (and retries split across traces)
-// straddle the cuts the way they straddle midnight between nightly dumps.
-func cutByEnd(t *testing.T, batches []ptrace.Traces, cuts []uint64) []string {
+// writeParts writes each part as a JSON-lines file and returns the paths.
+func writeParts(t *testing.T, parts []ptrace.Traces) []string {
 	t.Helper()
-	parts := make([]ptrace.Traces, len(cuts)+1)
-	for i := range parts {
-		parts[i] = ptrace.NewTraces()
-	}
-	for _, td := range batches {
-		for i := 0; i < td.ResourceSpans().Len(); i++ {
-			rs := td.ResourceSpans().At(i)
-			for j := 0; j < rs.ScopeSpans().Len(); j++ {
-				ss := rs.ScopeSpans().At(j)
-				for k := 0; k < ss.Spans().Len(); k++ {
-					sp := ss.Spans().At(k)
-					p := 0
-					for p < len(cuts) && uint64(sp.EndTimestamp()) >= cuts[p] {
-						p++
-					}
-					dst := parts[p].ResourceSpans().AppendEmpty()
-					rs.Resource().CopyTo(dst.Resource())
-					dss := dst.ScopeSpans().AppendEmpty()
-					ss.Scope().CopyTo(dss.Scope())
-					sp.CopyTo(dss.Spans().AppendEmpty())
-				}
-			}
-		}
-	}
 	dir := t.TempDir()
 	var paths []string
 	for i, td := range parts {
-		p := filepath.Join(dir, "part"+string(rune('a'+i))+".jsonl")
+		p := filepath.Join(dir, fmt.Sprintf("part%02d.jsonl", i))
 		f, err := os.Create(p)
 		if err != nil {
 			t.Fatal(err)
@@ -80,7 +55,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	for c := uint64(6e9); c < 75e9; c += 6e9 {
 		cuts = append(cuts, start+c)
 	}
-	paths := cutByEnd(t, res.Traces, cuts)
+	paths := writeParts(t, gen.CutByEnd(res.Traces, cuts))
 	ctx := context.Background()
 
 	full := storetest.Open(t)

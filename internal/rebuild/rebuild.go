@@ -95,6 +95,11 @@ type Stats struct {
 	Spans    int // spans read: all but the callees' SERVER spans under attempts
 	Requests int
 	Attempts int
+	// Partial is set by an incremental update, whose changed requests all
+	// start in [Since, Until] (Unix ns; both zero when none changed).
+	Partial      bool
+	Since, Until int64
+	Traces       int // traces an incremental update recomputed
 }
 
 // Rebuild replaces the attempts and requests tables with what the spans
@@ -125,6 +130,7 @@ func Run(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 // traces may join, and every trace of a request built from any of them.
 // The requests of those traces are replaced; the rest stay as they were.
 func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) (Stats, error) {
+	var stats Stats
 	// The driver binds parameters per statement, so the file's statements
 	// run one at a time and only the first takes them.
 	for i, stmt := range strings.SplitAfter(queries.Get("rebuild_scope"), ";\n") {
@@ -139,6 +145,11 @@ func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) 
 			return Stats{}, fmt.Errorf("scope the update: %w", err)
 		}
 	}
+	var lo, hi sql.NullInt64
+	if err := st.Conn.QueryRowContext(ctx, `SELECT min(start_ns), max(start_ns) FROM requests
+		WHERE request_id IN (SELECT request_id FROM rebuild_touched)`).Scan(&lo, &hi); err != nil {
+		return Stats{}, err
+	}
 	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_forget")); err != nil {
 		return Stats{}, fmt.Errorf("drop the requests to rebuild: %w", err)
 	}
@@ -147,7 +158,30 @@ func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) 
 	if err != nil {
 		return Stats{}, err
 	}
-	return build(ctx, st, opt)
+	if stats, err = build(ctx, st, opt); err != nil {
+		return stats, err
+	}
+	var nlo, nhi sql.NullInt64
+	if err := st.Conn.QueryRowContext(ctx, `SELECT min(start_ns), max(start_ns) FROM requests
+		WHERE trace_id IN (SELECT trace_id FROM rebuild_scope)`).Scan(&nlo, &nhi); err != nil {
+		return stats, err
+	}
+	stats.Since, stats.Until = spanOf(lo, hi, nlo, nhi)
+	err = st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM rebuild_scope`).Scan(&stats.Traces)
+	return stats, err
+}
+
+// spanOf is the smallest range holding both ranges (either may be empty).
+func spanOf(lo1, hi1, lo2, hi2 sql.NullInt64) (int64, int64) {
+	switch {
+	case !lo1.Valid && !lo2.Valid:
+		return 0, 0
+	case !lo1.Valid:
+		return lo2.Int64, hi2.Int64
+	case !lo2.Valid:
+		return lo1.Int64, hi1.Int64
+	}
+	return min(lo1.Int64, lo2.Int64), max(hi1.Int64, hi2.Int64)
 }
 
 // build groups the spans of rebuild_source into requests and attempts,
@@ -195,34 +229,42 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 // otherwise (other options, or spans pruned). It reports whether it did
 // anything.
 func Ensure(ctx context.Context, st *store.Store, opt Options) (bool, error) {
+	_, did, err := EnsureStats(ctx, st, opt)
+	return did, err
+}
+
+// EnsureStats is Ensure, also saying what the rebuild did: Stats.Partial
+// marks an incremental update and the range of starts it changed.
+func EnsureStats(ctx context.Context, st *store.Store, opt Options) (Stats, bool, error) {
 	if opt.SplitWindow <= 0 {
 		opt.SplitWindow = DefaultSplitWindow
 	}
 	prev, ok, err := lastState(ctx, st.Conn, opt)
 	if err != nil {
-		return false, err
+		return Stats{}, false, err
 	}
 	if !ok {
-		_, err = Run(ctx, st, opt)
-		return err == nil, err
+		stats, err := Run(ctx, st, opt)
+		return stats, err == nil, err
 	}
 	now, err := sourceCounts(ctx, st.Conn)
 	if err != nil {
-		return false, err
+		return Stats{}, false, err
 	}
 	if now == prev {
-		return false, nil
+		return Stats{}, false, nil
 	}
 	var kept int64
 	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM spans WHERE file_id <= $1`, prev.maxFileID).Scan(&kept); err != nil {
-		return false, err
+		return Stats{}, false, err
 	}
 	if kept != prev.spans || now.maxFileID < prev.maxFileID {
-		_, err = Run(ctx, st, opt)
-		return err == nil, err
+		stats, err := Run(ctx, st, opt)
+		return stats, err == nil, err
 	}
-	_, err = update(ctx, st, opt, prev.maxFileID)
-	return err == nil, err
+	stats, err := update(ctx, st, opt, prev.maxFileID)
+	stats.Partial = err == nil
+	return stats, err == nil, err
 }
 
 // sourceState is what the rebuilt tables are built from.

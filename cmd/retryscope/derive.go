@@ -12,18 +12,41 @@ import (
 	"github.com/retryscope/retryscope/queries"
 )
 
+// derivedChange says which derived rows an ensureDerived call may have
+// changed: none, all, or those of requests starting in [since, until].
+type derivedChange struct {
+	any, all     bool
+	since, until int64
+}
+
+// days lists the UTC days (YYYY-MM-DD) a partial change may have touched.
+func (c derivedChange) days() []string {
+	var days []string
+	for d := time.Unix(0, c.since).UTC().Truncate(24 * time.Hour); !d.After(time.Unix(0, c.until).UTC()); d = d.Add(24 * time.Hour) {
+		days = append(days, d.Format("2006-01-02"))
+	}
+	return days
+}
+
 // ensureDerived brings the derived tables (requests, attempts, baselines)
 // up to date with the spans, rebuilding only what is stale, and says on
 // log what it did.
 func ensureDerived(ctx context.Context, st *store.Store, opt rebuild.Options, log io.Writer) error {
+	_, err := updateDerived(ctx, st, opt, log)
+	return err
+}
+
+// updateDerived is ensureDerived, also saying what changed.
+func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, log io.Writer) (derivedChange, error) {
+	var change derivedChange
 	freshBefore, err := baselinesFresh(ctx, st)
 	if err != nil {
-		return err
+		return change, err
 	}
 	t0 := time.Now()
 	stats, rebuilt, err := rebuild.EnsureStats(ctx, st, opt)
 	if err != nil {
-		return fmt.Errorf("rebuild requests: %w", err)
+		return change, fmt.Errorf("rebuild requests: %w", err)
 	}
 	if rebuilt {
 		how := "rebuilt logical requests from all spans"
@@ -34,8 +57,9 @@ func ensureDerived(ctx context.Context, st *store.Store, opt rebuild.Options, lo
 	}
 	fresh, err := baselinesFresh(ctx, st)
 	if err != nil || fresh {
-		return err
+		return change, err
 	}
+	change.any, change.all = true, true
 	var bopt baseline.Options
 	if freshBefore && stats.Partial {
 		// The baselines matched the previous rebuild, so only the requests
@@ -44,20 +68,23 @@ func ensureDerived(ctx context.Context, st *store.Store, opt rebuild.Options, lo
 		if bopt.Since == 0 && bopt.Until == 0 {
 			bopt.Since, bopt.Until = 1, 1 // nothing changed: recompute nothing near any request
 		}
+		// Baselines change up to two cohort reaches from the requests;
+		// a day either side covers any window a user may set.
+		change.all, change.since, change.until = false, bopt.Since-int64(24*time.Hour), bopt.Until+int64(24*time.Hour)
 	}
 	t0 = time.Now()
 	if err := baseline.Compute(ctx, st, bopt); err != nil {
-		return fmt.Errorf("baselines: %w", err)
+		return change, fmt.Errorf("baselines: %w", err)
 	}
 	if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_state_mark")); err != nil {
-		return err
+		return change, err
 	}
 	what := "computed baselines"
 	if bopt.Since != 0 || bopt.Until != 0 {
 		what = "recomputed the baselines near the changed requests"
 	}
 	fmt.Fprintf(log, "%s in %s\n", what, time.Since(t0).Round(time.Millisecond))
-	return nil
+	return change, nil
 }
 
 // baselinesFresh reports whether the baselines reflect the latest rebuild.

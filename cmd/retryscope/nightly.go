@@ -76,7 +76,7 @@ func runRun(ctx context.Context, e env, args []string) int {
 	if err != nil {
 		return failure(e.stderr, err)
 	}
-	_, _, _, spansNew, rejected := sum.Totals()
+	_, _, _, _, rejected := sum.Totals()
 
 	pruned := int64(0)
 	if retention > 0 {
@@ -86,12 +86,19 @@ func runRun(ctx context.Context, e env, args []string) int {
 		}
 		logf("dropped %d spans older than %s", pruned, *keep)
 	}
-	if err := ensureDerived(ctx, st, rbOpt, prefixed{e.stderr, "run: "}); err != nil {
+	change, err := updateDerived(ctx, st, rbOpt, prefixed{e.stderr, "run: "})
+	if err != nil {
 		return failure(e.stderr, err)
 	}
 	if *parquetDir != "" {
-		if spansNew > 0 || pruned > 0 || !hasParquet(*parquetDir) {
-			res, err := export.Export(ctx, st, *parquetDir, export.Options{})
+		if change.any || pruned > 0 || !hasParquet(*parquetDir) {
+			// Only the days an update touched are written again, so a
+			// night costs the same however long the history.
+			var days []string
+			if !change.all && pruned == 0 && hasParquet(*parquetDir) {
+				days = change.days()
+			}
+			res, err := export.Export(ctx, st, *parquetDir, export.Options{Days: days})
 			if err != nil {
 				return failure(e.stderr, err)
 			}

@@ -1,6 +1,7 @@
 -- export_daily: a summary row per UTC day, client service and operation:
 -- the workload measures of SPEC §6 that add up across rows (counts and
--- sums), so a notebook can re-aggregate any way it likes.
+-- sums), so a notebook can re-aggregate any way it likes. Floating-point
+-- sums run in request order, so they do not depend on how rows were stored.
 -- Yields the documented columns plus "date".
 SELECT
     CAST(make_timestamp(start_ns // 1000) AS DATE) AS date,
@@ -11,9 +12,9 @@ SELECT
     count(*) FILTER (WHERE attempts > 1) AS retried,
     count(*) FILTER (WHERE attempts > 1 AND outcome = 'ok') AS retried_ok,
     count(*) FILTER (WHERE outcome = 'error') AS failed,
-    sum(latency_ms) AS latency_ms_sum,
+    sum(latency_ms ORDER BY request_id) AS latency_ms_sum,
     sum(duplicated_output_tokens) AS duplicated_output_tokens,
-    sum(hidden_work_ms) AS hidden_work_ms
+    sum(hidden_work_ms ORDER BY request_id) AS hidden_work_ms
 FROM requests
 GROUP BY ALL
 ORDER BY date, service, operation;

@@ -3,16 +3,12 @@ package baseline
 import (
 	"context"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
-	"github.com/retryscope/retryscope/internal/rebuild"
+	"github.com/retryscope/retryscope/internal/gentest"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/internal/storetest"
 )
 
 // generated ingests and rebuilds a generated workload with counterfactuals
@@ -24,29 +20,9 @@ func generated(t *testing.T, cfg gen.Config) (*store.Store, map[string]gen.Reque
 		t.Skip("generates, ingests and rebuilds a workload")
 	}
 	cfg.Counterfactual = true
-	res, err := gen.Generate(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "traces.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := gen.WriteJSONLines(f, res.Traces); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	st := storetest.Open(t)
-	ctx := context.Background()
-	if _, err := ingest.Run(ctx, st, []string{path}, ingest.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := rebuild.Rebuild(ctx, st); err != nil {
-		t.Skipf("rebuild does not work yet: %v", err)
-	}
-	truth := make(map[string]gen.Request, len(res.Truth.Requests))
-	for _, r := range res.Truth.Requests {
+	st, tr := gentest.Rebuilt(t, cfg)
+	truth := make(map[string]gen.Request, len(tr.Requests))
+	for _, r := range tr.Requests {
 		truth[r.Key] = r
 	}
 	return st, truth

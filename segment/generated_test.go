@@ -3,16 +3,12 @@ package segment
 import (
 	"cmp"
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
-	"github.com/retryscope/retryscope/internal/rebuild"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/gentest"
 	"github.com/retryscope/retryscope/model"
 )
 
@@ -26,27 +22,8 @@ func TestGeneratedTraces(t *testing.T) {
 		t.Skip("generates and rebuilds traces")
 	}
 	cfg := gen.Config{Seed: 11, Requests: 6000, StreamShare: 0.5, Faults: gen.DefaultFaults(), Policy: gen.DefaultPolicy()}
-	res, err := gen.Generate(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "traces.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := gen.WriteJSONLines(f, res.Traces); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	st := storetest.Open(t)
+	st, _ := gentest.Rebuilt(t, cfg)
 	ctx := context.Background()
-	if _, err := ingest.Run(ctx, st, []string{path}, ingest.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := rebuild.Rebuild(ctx, st); err != nil {
-		t.Skipf("rebuild is not usable here (%v); the segment tests on constructed rows cover the same", err)
-	}
 
 	type cohortTruth struct {
 		key      []string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/gentest"
 	"github.com/retryscope/retryscope/internal/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/storetest"
@@ -38,28 +39,7 @@ type rebuilt struct {
 // generated ingests a generated workload into a fresh database and rebuilds it.
 func generated(t *testing.T, cfg gen.Config) (*store.Store, gen.Truth) {
 	t.Helper()
-	res, err := gen.Generate(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "traces.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := gen.WriteJSONLines(f, res.Traces); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	st := storetest.Open(t)
-	ctx := context.Background()
-	if _, err := ingest.Run(ctx, st, []string{path}, ingest.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := rebuild.Rebuild(ctx, st); err != nil {
-		t.Fatal(err)
-	}
-	return st, res.Truth
+	return gentest.Rebuilt(t, cfg)
 }
 
 func loadRequests(t *testing.T, st *store.Store) map[string]*rebuilt {

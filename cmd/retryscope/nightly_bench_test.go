@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,12 +19,19 @@ import (
 
 // The nightly benchmark's workload: ten days of history, then an eleventh
 // night. Each day is one dump of nightlyBenchRequests logical requests
-// (about 35k spans, every shape, 10 services) arriving at 1/s from 08:00
-// UTC, with its own seed.
-const (
-	nightlyBenchDays     = 10
-	nightlyBenchRequests = 10_000
-)
+// (10,000 by default, about 35k spans, every shape, 10 services) arriving
+// at 1/s from 08:00 UTC, with its own seed. RETRYSCOPE_BENCH_NIGHT sets
+// another night size, e.g. 60000 for about 210k spans.
+const nightlyBenchDays = 10
+
+var nightlyBenchRequests = benchNightRequests()
+
+func benchNightRequests() int {
+	if n, err := strconv.Atoi(os.Getenv("RETRYSCOPE_BENCH_NIGHT")); err == nil && n > 0 {
+		return n
+	}
+	return 10_000
+}
 
 var nightlyBenchFirstDay = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/retryscope/retryscope/baseline"
@@ -85,6 +86,23 @@ func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, lo
 	}
 	fmt.Fprintf(log, "%s in %s\n", what, time.Since(t0).Round(time.Millisecond))
 	return change, nil
+}
+
+// openDerived opens an existing database and brings its derived tables up
+// to date, for the commands that read them (report, export).
+func openDerived(ctx context.Context, db dbFlags, opt rebuild.Options, log io.Writer) (*store.Store, error) {
+	if _, err := os.Stat(db.path); err != nil {
+		return nil, fmt.Errorf("database %s: %w (ingest traces first: retryscope ingest --db %s PATH...)", db.path, err, db.path)
+	}
+	st, err := db.open(ctx, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureDerived(ctx, st, opt, log); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("%s: %w", db.path, err)
+	}
+	return st, nil
 }
 
 // baselinesFresh reports whether the baselines reflect the latest rebuild.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/retryscope/retryscope/internal/export"
 )
@@ -38,17 +37,11 @@ func runExport(ctx context.Context, e env, args []string) int {
 	if err != nil {
 		return usageError(e.stderr, "export", err)
 	}
-	if _, err := os.Stat(db.path); err != nil {
-		return failure(e.stderr, fmt.Errorf("database %s: %w (ingest traces first: retryscope ingest --db %s PATH...)", db.path, err, db.path))
-	}
-	st, err := db.open(ctx, e.stderr)
+	st, err := openDerived(ctx, db, rbOpt, e.stderr)
 	if err != nil {
 		return failure(e.stderr, err)
 	}
 	defer st.Close()
-	if err := ensureDerived(ctx, st, rbOpt, e.stderr); err != nil {
-		return failure(e.stderr, err)
-	}
 	res, err := export.Export(ctx, st, *dir, export.Options{Log: e.stderr})
 	if err != nil {
 		return failure(e.stderr, err)

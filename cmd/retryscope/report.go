@@ -83,17 +83,11 @@ func runReport(ctx context.Context, e env, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(e.stderr, "report", fmt.Errorf("report takes no arguments (got %q); name the database with --db", fs.Arg(0)))
 	}
-	if _, err := os.Stat(db.path); err != nil {
-		return failure(e.stderr, fmt.Errorf("database %s: %w (ingest traces first: retryscope ingest --db %s PATH...)", db.path, err, db.path))
-	}
-	st, err := db.open(ctx, e.stderr)
+	st, err := openDerived(ctx, db, rbOpt, e.stderr)
 	if err != nil {
-		return failure(e.stderr, err)
+		return failure(e.stderr, fmt.Errorf("report: %w", err))
 	}
 	defer st.Close()
-	if err := ensureDerived(ctx, st, rbOpt, e.stderr); err != nil {
-		return failure(e.stderr, fmt.Errorf("report %s: %w", db.path, err))
-	}
 	out.dbPath, out.explain = db.path, *explain
 	if err := out.write(ctx, st, e.stdout); err != nil {
 		return failure(e.stderr, fmt.Errorf("report %s: %w", db.path, err))

@@ -14,6 +14,10 @@ import (
 	"github.com/retryscope/retryscope/internal/store"
 )
 
+// ingestMemoryLimit is DuckDB's memory limit while ingesting, unless
+// --memory-limit says otherwise.
+const ingestMemoryLimit = "256MB"
+
 // goMemoryLimit is the Go heap's soft limit during ingest.
 const goMemoryLimit = 192 << 20
 
@@ -38,7 +42,7 @@ func (d *dbFlags) register(fs interface {
 	BoolVar(*bool, string, bool, string)
 }) {
 	fs.StringVar(&d.path, "db", defaultDB, "DuckDB database file, created if missing")
-	fs.StringVar(&d.memoryLimit, "memory-limit", "256MB", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk")
+	fs.StringVar(&d.memoryLimit, "memory-limit", "", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk (default: "+ingestMemoryLimit+" while ingesting, DuckDB's own, 80% of RAM, for the rest)")
 	fs.IntVar(&d.threads, "threads", 0, "DuckDB worker threads (default: one per CPU)")
 	fs.BoolVar(&d.wait, "wait", false, "if another run holds the database, wait for it instead of failing")
 }
@@ -86,7 +90,7 @@ func runIngest(ctx context.Context, e env, args []string) int {
 	}
 	defer st.Close()
 
-	sum, err := ingestPaths(ctx, st, fs.Args(), e, ingest.Options{
+	sum, err := ingestPaths(ctx, st, db, fs.Args(), e, ingest.Options{
 		Limits:  ingest.Limits{MaxDuration: *maxDur},
 		Workers: *workers,
 		Exclude: []string{db.path, db.path + ".wal", db.path + ".tmp"},
@@ -101,7 +105,15 @@ func runIngest(ctx context.Context, e env, args []string) int {
 }
 
 // ingestPaths runs ingest with progress on a terminal and prints the summary.
-func ingestPaths(ctx context.Context, st *store.Store, paths []string, e env, opt ingest.Options, quiet bool) (ingest.Summary, error) {
+func ingestPaths(ctx context.Context, st *store.Store, db dbFlags, paths []string, e env, opt ingest.Options, quiet bool) (ingest.Summary, error) {
+	// Ingest streams, so a small limit costs little and keeps the process
+	// small; the rebuild and reports that follow get DuckDB's default.
+	if db.memoryLimit == "" {
+		if err := st.SetMemoryLimit(ctx, ingestMemoryLimit); err != nil {
+			return ingest.Summary{}, err
+		}
+		defer st.SetMemoryLimit(context.WithoutCancel(ctx), "")
+	}
 	line := progress.New(e.stderr)
 	opt.Stdin = e.stdin
 	opt.Log = line

@@ -70,7 +70,7 @@ func runRun(ctx context.Context, e env, args []string) int {
 	defer st.Close()
 	logf := func(format string, a ...any) { fmt.Fprintf(e.stderr, "run: "+format+"\n", a...) }
 
-	sum, err := ingestPaths(ctx, st, fs.Args(), e, ingest.Options{
+	sum, err := ingestPaths(ctx, st, db, fs.Args(), e, ingest.Options{
 		Exclude: []string{db.path, db.path + ".wal", db.path + ".tmp"},
 	}, true)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -313,3 +314,20 @@ func (s *Store) Prune(ctx context.Context, cutoffNS int64) (int64, error) {
 	}
 	return res.RowsAffected()
 }
+
+// SetMemoryLimit changes DuckDB's memory limit for this database, e.g.
+// "256MB"; "" restores DuckDB's default.
+func (s *Store) SetMemoryLimit(ctx context.Context, limit string) error {
+	if limit == "" {
+		_, err := s.Conn.ExecContext(ctx, `RESET memory_limit`)
+		return err
+	}
+	// SET takes no parameters: the limit is checked, then quoted.
+	if !memoryLimitPattern.MatchString(limit) {
+		return fmt.Errorf("memory limit %q: want a size such as 512MB or 4GB", limit)
+	}
+	_, err := s.Conn.ExecContext(ctx, fmt.Sprintf(`SET memory_limit = '%s'`, limit))
+	return err
+}
+
+var memoryLimitPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)? ?([KMGT]i?B|B)$`)

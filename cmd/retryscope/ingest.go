@@ -109,10 +109,11 @@ func ingestPaths(ctx context.Context, st *store.Store, db dbFlags, paths []strin
 	// Ingest streams, so a small limit costs little and keeps the process
 	// small; the rebuild and reports that follow get DuckDB's default.
 	if db.memoryLimit == "" {
-		if err := st.SetMemoryLimit(ctx, ingestMemoryLimit); err != nil {
+		prev, err := st.SetMemoryLimit(ctx, ingestMemoryLimit)
+		if err != nil {
 			return ingest.Summary{}, err
 		}
-		defer st.SetMemoryLimit(context.WithoutCancel(ctx), "")
+		defer st.SetMemoryLimit(context.WithoutCancel(ctx), prev)
 	}
 	line := progress.New(e.stderr)
 	opt.Stdin = e.stdin

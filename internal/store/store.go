@@ -315,19 +315,21 @@ func (s *Store) Prune(ctx context.Context, cutoffNS int64) (int64, error) {
 	return res.RowsAffected()
 }
 
-// SetMemoryLimit changes DuckDB's memory limit for this database, e.g.
-// "256MB"; "" restores DuckDB's default.
-func (s *Store) SetMemoryLimit(ctx context.Context, limit string) error {
-	if limit == "" {
-		_, err := s.Conn.ExecContext(ctx, `RESET memory_limit`)
-		return err
+// SetMemoryLimit changes DuckDB's memory limit, e.g. "256MB", and returns
+// the one it replaces, to be set back later.
+func (s *Store) SetMemoryLimit(ctx context.Context, limit string) (string, error) {
+	var prev string
+	if err := s.Conn.QueryRowContext(ctx, `SELECT current_setting('memory_limit')`).Scan(&prev); err != nil {
+		return "", err
 	}
-	// SET takes no parameters: the limit is checked, then quoted.
+	// SET takes no parameters: the limit is checked, then quoted. (RESET
+	// is not used: it restores the setting's text but, in DuckDB 1.5, not
+	// the buffer manager's limit.)
 	if !memoryLimitPattern.MatchString(limit) {
-		return fmt.Errorf("memory limit %q: want a size such as 512MB or 4GB", limit)
+		return prev, fmt.Errorf("memory limit %q: want a size such as 512MB or 4GB", limit)
 	}
 	_, err := s.Conn.ExecContext(ctx, fmt.Sprintf(`SET memory_limit = '%s'`, limit))
-	return err
+	return prev, err
 }
 
 var memoryLimitPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)? ?([KMGT]i?B|B)$`)

@@ -61,20 +61,10 @@ func TestEveryFramingIngestsIdentically(t *testing.T) {
 				return
 			}
 			if got != reference {
-				t.Errorf("spans table differs from the json-lines one:\n%s", firstDiff(reference, got))
+				t.Errorf("spans table differs from the json-lines one:\n%s", storetest.FirstDiff(reference, got))
 			}
 		})
 	}
-}
-
-func firstDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := range min(len(al), len(bl)) {
-		if al[i] != bl[i] {
-			return "want: " + al[i] + "\ngot:  " + bl[i]
-		}
-	}
-	return "line counts differ"
 }
 
 // The stored values are the ones written, with 19-digit times exact and

@@ -69,33 +69,11 @@ func TestIncrementalDeriveEqualsFull(t *testing.T) {
 		`SELECT * FROM baseline_arms ORDER BY request_id`,
 	} {
 		if a, b := storetest.Dump(t, full, q), storetest.Dump(t, inc, q); a != b {
-			t.Errorf("%s\ndiffers between one run and a run per file:\n%s", q, firstDiffLine(a, b))
+			t.Errorf("%s\ndiffers between one run and a run per file:\n%s", q, storetest.FirstDiff(a, b))
 		}
 	}
 	n := storetest.Count(t, inc, `SELECT count(*) FROM baselines WHERE l0_ms IS NOT NULL`)
 	if n == 0 {
 		t.Fatal("no baseline was computed: the comparison shows nothing")
 	}
-}
-
-func firstDiffLine(a, b string) string {
-	al, bl := splitLines(a), splitLines(b)
-	for i := 0; i < len(al) && i < len(bl); i++ {
-		if al[i] != bl[i] {
-			return "one run:  " + al[i] + "\nper file: " + bl[i]
-		}
-	}
-	return fmt.Sprintf("%d rows vs %d rows", len(al), len(bl))
-}
-
-func splitLines(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return out
 }

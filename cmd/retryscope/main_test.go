@@ -54,7 +54,7 @@ func writeDump(t *testing.T, dir string, files, spansPerFile int) {
 	}
 }
 
-func openDB(t *testing.T, path string) *store.Store {
+func openDB(t testing.TB, path string) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), path, store.Options{})
 	if err != nil {

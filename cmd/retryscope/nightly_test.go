@@ -176,32 +176,14 @@ func nightlyReadParquet(t testing.TB, dir string) map[string]string {
 // nightlyOpen opens a database file the test reads.
 func nightlyOpen(t testing.TB, path string) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), path, store.Options{MemoryLimit: "1GB"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return openDB(t, path)
 }
 
 // nightlyCompare reports the first differing line of two dumps.
 func nightlyCompare(t testing.TB, what string, a, b string) {
 	t.Helper()
-	if a == b {
-		return
-	}
-	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < max(len(la), len(lb)); i++ {
-		var x, y string
-		if i < len(la) {
-			x = la[i]
-		}
-		if i < len(lb) {
-			y = lb[i]
-		}
-		if x != y {
-			t.Errorf("%s differ (%d vs %d lines), first at line %d:\n  two nights: %s\n  one run:    %s", what, len(la), len(lb), i+1, x, y)
-			return
-		}
+	if a != b {
+		t.Errorf("%s differ (first: two nights, second: one run): %s", what, storetest.FirstDiff(a, b))
 	}
 }
 

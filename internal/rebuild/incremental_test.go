@@ -89,35 +89,9 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	fr, fa := dumpDerived(t, full)
 	ir, ia := dumpDerived(t, inc)
 	if fr != ir {
-		t.Errorf("requests differ between incremental and full rebuild:\n%s", firstDifference(fr, ir))
+		t.Errorf("requests differ between incremental and full rebuild:\n%s", storetest.FirstDiff(fr, ir))
 	}
 	if fa != ia {
-		t.Errorf("attempts differ between incremental and full rebuild:\n%s", firstDifference(fa, ia))
+		t.Errorf("attempts differ between incremental and full rebuild:\n%s", storetest.FirstDiff(fa, ia))
 	}
-}
-
-func firstDifference(a, b string) string {
-	al, bl := splitLines(a), splitLines(b)
-	for i := 0; i < len(al) && i < len(bl); i++ {
-		if al[i] != bl[i] {
-			return "full:        " + al[i] + "\nincremental: " + bl[i]
-		}
-	}
-	return "row counts differ"
-}
-
-func splitLines(s string) []string {
-	var out []string
-	for len(s) > 0 {
-		i := 0
-		for i < len(s) && s[i] != '\n' {
-			i++
-		}
-		out = append(out, s[:i])
-		if i < len(s) {
-			i++
-		}
-		s = s[i:]
-	}
-	return out
 }

@@ -76,3 +76,15 @@ func Count(t testing.TB, st *store.Store, query string, args ...any) int64 {
 	}
 	return n
 }
+
+// FirstDiff describes where two dumps first differ, for a test failure:
+// the first unequal line of each, or how their line counts differ.
+func FirstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d:\n  first:  %s\n  second: %s", i+1, al[i], bl[i])
+		}
+	}
+	return fmt.Sprintf("%d lines vs %d lines", len(al), len(bl))
+}

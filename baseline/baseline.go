@@ -320,6 +320,23 @@ func execScript(ctx context.Context, st *store.Store, name string, args ...any) 
 	return nil
 }
 
+// Reach is how far in start time a change to one request can move other
+// requests' baselines: a partial recompute after changes in [Since, Until]
+// changes only requests starting in [Since-Reach, Until+Reach].
+func (o Options) Reach() (time.Duration, error) {
+	o, err := o.withDefaults()
+	return o.reach(), err
+}
+
+// reach is Reach of options with their defaults set. A request's cohort
+// lies within Window of its start (healthy, alternate route, experiment)
+// and its matches within TimeScale x MaxDistance; requests farther than
+// that from every change keep their baseline, and the ones recomputed need
+// their cohorts read whole.
+func (o Options) reach() time.Duration {
+	return max(o.Window, time.Duration(float64(o.TimeScale)*o.MaxDistance)) + 1
+}
+
 // scope sets the ranges of start times to read and to recompute. A partial
 // recompute needs the previous tables and a bounded window; otherwise
 // everything is read and recomputed.
@@ -334,11 +351,7 @@ func (o *Options) scope(ctx context.Context, st *store.Store) (partial bool, err
 	if err != nil || tables < 2 {
 		return false, err
 	}
-	// A request's cohort lies within Window of its start (healthy,
-	// alternate route, experiment) and its matches within TimeScale x
-	// MaxDistance; requests farther than that from every change keep their
-	// baseline, and the ones recomputed need their cohorts read whole.
-	margin := max(int64(o.Window), int64(float64(o.TimeScale)*o.MaxDistance)) + 1
+	margin := int64(o.reach())
 	o.targetFrom, o.targetTo = o.Since-margin, o.Until+margin
 	o.readFrom, o.readTo = o.targetFrom-margin, o.targetTo+margin
 	return true, nil

@@ -32,6 +32,9 @@ WITH per_request AS (
         max(elapsed_ms) FILTER (WHERE is_final AND outcome = 'ok') AS final_ok_ms,
         max(route) FILTER (WHERE is_final) AS final_attempt_route
     FROM attempts
+    -- Only the attempts of requests in range: a partial recompute reads a
+    -- day, not the history.
+    WHERE request_id IN (SELECT request_id FROM requests WHERE start_ns BETWEEN $8 AND $9)
     GROUP BY request_id
 ),
 joined AS (
@@ -47,7 +50,10 @@ joined AS (
              THEN p.final_ok_ms END AS fallover_ms
     FROM requests r
     LEFT JOIN per_request p USING (request_id)
-    LEFT JOIN spans s ON s.trace_id = r.trace_id AND s.span_id = r.span_id
+    -- The anchor span starts when the request does, so the same range
+    -- bounds the spans read.
+    LEFT JOIN (SELECT trace_id, span_id, attributes, resource_attributes FROM spans WHERE start_ns BETWEEN $8 AND $9) s
+        ON s.trace_id = r.trace_id AND s.span_id = r.span_id
     WHERE r.start_ns BETWEEN $8 AND $9
 )
 SELECT

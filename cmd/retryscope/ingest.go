@@ -129,19 +129,19 @@ func ingestPaths(ctx context.Context, st *store.Store, db dbFlags, paths []strin
 	if err != nil {
 		return sum, err
 	}
-	traces, err := st.CountTraces(ctx)
+	stored, err := st.CountSpans(ctx)
 	if err != nil {
 		return sum, err
 	}
-	fmt.Fprintln(e.stderr, summaryLine(sum, traces))
+	fmt.Fprintln(e.stderr, summaryLine(sum, stored))
 	return sum, nil
 }
 
-func summaryLine(sum ingest.Summary, traces int64) string {
+func summaryLine(sum ingest.Summary, stored int64) string {
 	ingested, skipped, spans, spansNew, rejected := sum.Totals()
 	var b strings.Builder
-	fmt.Fprintf(&b, "ingest: %d files read, %d skipped as already ingested; %d spans (%d new), %d traces in the database",
-		ingested, skipped, spans, spansNew, traces)
+	fmt.Fprintf(&b, "ingest: %d files read, %d skipped as already ingested; %d spans (%d new), %d in the database",
+		ingested, skipped, spans, spansNew, stored)
 	if secs := sum.Elapsed.Seconds(); secs > 0 && spans > 0 {
 		fmt.Fprintf(&b, "; %.1fs, %.0f spans/s", secs, float64(spans)/secs)
 	} else {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
 )
 
@@ -172,7 +173,7 @@ func compute(t *testing.T, st *store.Store, opt Options) map[string]Block {
 	if err := Compute(context.Background(), st, opt); err != nil {
 		t.Fatal(err)
 	}
-	blocks, err := Summarize(context.Background(), st, "all")
+	blocks, err := Summarize(context.Background(), st, "all", model.Window{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +263,7 @@ func TestKindsNeverMixed(t *testing.T) {
 			t.Errorf("%s provenance %q, want %q", kind, blocks[kind].Provenance, prov)
 		}
 	}
-	one, err := Summarize(context.Background(), st, KindNoRetry)
+	one, err := Summarize(context.Background(), st, KindNoRetry, model.Window{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func TestKindsNeverMixed(t *testing.T) {
 	}
 	// The healthy figure (+1,020) must not leak into the no_retry block (+820).
 	near(t, "no_retry block alone", one[0].AddedLatencyMs.Mean, 820)
-	if _, err := Summarize(context.Background(), st, "healthy+no_retry"); err == nil {
+	if _, err := Summarize(context.Background(), st, "healthy+no_retry", model.Window{}); err == nil {
 		t.Error("an unknown kind was accepted")
 	}
 }
@@ -419,7 +420,7 @@ func TestWriteTable(t *testing.T) {
 	reqs := append(healthyCohort(10), workedExample())
 	load(t, st, reqs...)
 	compute(t, st, Options{})
-	blocks, err := Summarize(context.Background(), st, "all")
+	blocks, err := Summarize(context.Background(), st, "all", model.Window{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +491,7 @@ func TestMatchedNearest(t *testing.T) {
 // Summarize says when there is nothing to summarize yet.
 func TestJSONKeys(t *testing.T) {
 	st := storetest.Open(t)
-	if _, err := Summarize(context.Background(), st, "all"); !errors.Is(err, ErrNotComputed) {
+	if _, err := Summarize(context.Background(), st, "all", model.Window{}); !errors.Is(err, ErrNotComputed) {
 		t.Errorf("before Compute: %v, want ErrNotComputed", err)
 	}
 	load(t, st, append(healthyCohort(10), workedExample())...)

@@ -87,8 +87,8 @@ func defaultProvenance(kind string) string {
 var ErrNotComputed = errors.New("no baselines computed yet")
 
 // Summarize reads the baselines table back as one Block for kind, or one
-// per kind, in Kinds order, for "all".
-func Summarize(ctx context.Context, st *store.Store, kind string) ([]Block, error) {
+// per kind, in Kinds order, for "all", over the requests starting in w.
+func Summarize(ctx context.Context, st *store.Store, kind string, w model.Window) ([]Block, error) {
 	kinds := []string{kind}
 	if kind == "all" {
 		kinds = Kinds()
@@ -106,9 +106,9 @@ func Summarize(ctx context.Context, st *store.Store, kind string) ([]Block, erro
 	}
 	blocks := make([]Block, 0, len(kinds))
 	for _, k := range kinds {
-		b, err := summarizeKind(ctx, st, k)
+		b, err := summarizeKind(ctx, st, k, w)
 		if err == nil && k == KindExperiment {
-			b.ArmContrastMs, err = armContrast(ctx, st)
+			b.ArmContrastMs, err = armContrast(ctx, st, w)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("summarize %s baseline: %w", k, err)
@@ -120,11 +120,12 @@ func Summarize(ctx context.Context, st *store.Store, kind string) ([]Block, erro
 
 // armContrast is the difference in mean latency between the treatment arms
 // and the control arm, nil unless both have requests.
-func armContrast(ctx context.Context, st *store.Store) (*float64, error) {
+func armContrast(ctx context.Context, st *store.Store, w model.Window) (*float64, error) {
 	var contrast sql.NullFloat64
+	lo, hi := w.Bounds()
 	err := st.Conn.QueryRowContext(ctx, `SELECT avg(r.latency_ms) FILTER (WHERE NOT a.control)
 		- avg(r.latency_ms) FILTER (WHERE a.control)
-		FROM requests r JOIN baseline_arms a USING (request_id)`).Scan(&contrast)
+		FROM requests r JOIN baseline_arms a USING (request_id) WHERE r.start_ns BETWEEN $1 AND $2`, lo, hi).Scan(&contrast)
 	if err != nil || !contrast.Valid {
 		return nil, err
 	}
@@ -144,9 +145,10 @@ type tally struct {
 	popAddedN        int
 }
 
-func summarizeKind(ctx context.Context, st *store.Store, kind string) (Block, error) {
+func summarizeKind(ctx context.Context, st *store.Store, kind string, w model.Window) (Block, error) {
 	t := tally{provenances: map[string]int{}, methods: map[string]string{}, reasons: map[string]int{}}
-	rows, err := st.Conn.QueryContext(ctx, queries.Get("baseline_summary_rows"), kind)
+	lo, hi := w.Bounds()
+	rows, err := st.Conn.QueryContext(ctx, queries.Get("baseline_summary_rows"), kind, lo, hi)
 	if err != nil {
 		return Block{}, err
 	}

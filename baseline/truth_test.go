@@ -9,6 +9,7 @@ import (
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/gentest"
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
 )
 
 // generated ingests and rebuilds a generated workload with counterfactuals
@@ -160,7 +161,7 @@ func TestAgainstTruthExperiment(t *testing.T) {
 // logTable logs the report table of every kind, for the reader of -v.
 func logTable(t *testing.T, st *store.Store) {
 	t.Helper()
-	blocks, err := Summarize(context.Background(), st, "all")
+	blocks, err := Summarize(context.Background(), st, "all", model.Window{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,8 @@
 -- being judged: all of them but a policy experiment's control arm, and for
 -- the experiment kind only those in a treatment arm.
 --
--- Parameters: $1 the kind.
+-- Parameters: $1 the kind; $2, $3 the report's window, requests starting
+-- in [$2, $3] (Unix ns).
 -- Columns: request_id, retried (attempts > 1), latency_ms, has_row (a
 -- baselines row of the kind exists), l0_ms, provenance, method, reason,
 -- match_distance, in_population.
@@ -21,7 +22,8 @@ SELECT
 FROM requests r
 LEFT JOIN baselines b ON b.request_id = r.request_id AND b.kind = $1::VARCHAR
 LEFT JOIN baseline_arms a ON a.request_id = r.request_id
-WHERE b.request_id IS NOT NULL
+WHERE r.start_ns BETWEEN $2 AND $3
+  AND (b.request_id IS NOT NULL
    OR CASE WHEN $1::VARCHAR = 'experiment' THEN coalesce(NOT a.control, false)
-           ELSE NOT coalesce(a.control, false) END
+           ELSE NOT coalesce(a.control, false) END)
 ORDER BY r.request_id;

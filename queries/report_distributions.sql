@@ -6,15 +6,17 @@
 -- a first token from the answer used), generation_ms (that token to the
 -- end of the final attempt), first_attempt_ms (elapsed of each
 -- request's first attempt), second_attempt_ms (elapsed of the second
--- attempt, where there is one).
-SELECT 'latency_ms' AS measure, attempts > 1 AS retried, latency_ms AS value_ms FROM requests
+-- attempt, where there is one). $1, $2: the window, requests starting in
+-- [$1, $2] (Unix ns).
+WITH r AS (SELECT * FROM requests WHERE start_ns BETWEEN $1 AND $2)
+SELECT 'latency_ms' AS measure, attempts > 1 AS retried, latency_ms AS value_ms FROM r
 UNION ALL
-SELECT 'ttft_ms', attempts > 1, ttft_ms FROM requests WHERE ttft_ms IS NOT NULL
+SELECT 'ttft_ms', attempts > 1, ttft_ms FROM r WHERE ttft_ms IS NOT NULL
 UNION ALL
-SELECT 'generation_ms', attempts > 1, generation_ms FROM requests WHERE generation_ms IS NOT NULL
+SELECT 'generation_ms', attempts > 1, generation_ms FROM r WHERE generation_ms IS NOT NULL
 UNION ALL
 SELECT 'first_attempt_ms', r.attempts > 1, a.elapsed_ms
-FROM attempts a JOIN requests r USING (request_id) WHERE a.ordinal = 1
+FROM attempts a JOIN r USING (request_id) WHERE a.ordinal = 1
 UNION ALL
-SELECT 'second_attempt_ms', true, a.elapsed_ms FROM attempts a WHERE a.ordinal = 2
+SELECT 'second_attempt_ms', true, a.elapsed_ms FROM attempts a JOIN r USING (request_id) WHERE a.ordinal = 2
 ORDER BY measure, value_ms

@@ -1,7 +1,9 @@
 -- report_triggers: failed attempts by SPEC §3 trigger.
--- Columns: trigger, attempts.
+-- Columns: trigger, attempts. $1, $2: the window, attempts of requests
+-- starting in [$1, $2] (Unix ns).
 SELECT trigger, count(*) AS attempts
 FROM attempts
 WHERE trigger IS NOT NULL
+  AND request_id IN (SELECT request_id FROM requests WHERE start_ns BETWEEN $1 AND $2)
 GROUP BY trigger
 ORDER BY attempts DESC, trigger

@@ -153,6 +153,7 @@ func (r *rebuildFlags) options() (rebuild.Options, error) {
 // keys are additions, never renames.
 type report struct {
 	Schema    string            `json:"schema"`
+	Window    windowReport      `json:"window"`
 	Workload  workloadReport    `json:"workload"`
 	Baselines []baseline.Block  `json:"baselines"`
 	Segments  []segment.Segment `json:"segments"`
@@ -216,6 +217,45 @@ type linkageRow struct {
 	Example  string `json:"example"`
 }
 
+// windowReport is the span of request start times a report covers; both
+// ends null when it covers every request.
+type windowReport struct {
+	Since *string `json:"since"`
+	Until *string `json:"until"`
+	Why   string  `json:"why,omitempty"`
+}
+
+func newWindowReport(w model.Window, why string) windowReport {
+	out := windowReport{Why: why}
+	if w.Since != 0 {
+		s := time.Unix(0, w.Since).UTC().Format(time.RFC3339Nano)
+		out.Since = &s
+	}
+	if w.Until != 0 {
+		s := time.Unix(0, w.Until).UTC().Format(time.RFC3339Nano)
+		out.Until = &s
+	}
+	return out
+}
+
+// text is the window as a header line, empty when it covers every request.
+func (w windowReport) text() string {
+	if w.Since == nil && w.Until == nil {
+		return ""
+	}
+	side := func(s *string, open string) string {
+		if s == nil {
+			return open
+		}
+		return *s
+	}
+	line := fmt.Sprintf("Requests started from %s until %s", side(w.Since, "the first"), side(w.Until, "the last"))
+	if w.Why != "" {
+		line += " (" + w.Why + ")"
+	}
+	return line + "."
+}
+
 type ingestReport struct {
 	Files     int64 `json:"files"`
 	SpansRead int64 `json:"spans_read"`
@@ -223,13 +263,15 @@ type ingestReport struct {
 	Rejected  int64 `json:"rejected"`
 }
 
-// buildReport runs the report queries against rebuilt tables.
-func buildReport(ctx context.Context, st *store.Store) (*report, error) {
+// buildReport runs the report queries against rebuilt tables, over the
+// requests starting in win.
+func buildReport(ctx context.Context, st *store.Store, win model.Window) (*report, error) {
+	lo, hi := win.Bounds()
 	rep := &report{Schema: reportSchema, Baselines: []baseline.Block{}, Segments: []segment.Segment{}, SegmentBy: []string{}}
 	w := &rep.Workload
 	w.Percentiles = percentileDefinition
 	var retriedOK int64
-	err := st.Conn.QueryRowContext(ctx, queries.Get("report_workload")).Scan(&w.LogicalRequests, &w.Attempts,
+	err := st.Conn.QueryRowContext(ctx, queries.Get("report_workload"), lo, hi).Scan(&w.LogicalRequests, &w.Attempts,
 		&w.RetriedRequests, &retriedOK, &w.FailedRequests, &w.DuplicatedAttempts, &w.DuplicatedInputTokens,
 		&w.DuplicatedOutputTokens, &w.HiddenWorkMs, &w.HiddenOutputTokens, &w.DuplicatedAttemptMs)
 	if err != nil {
@@ -243,14 +285,14 @@ func buildReport(ctx context.Context, st *store.Store) (*report, error) {
 	if w.RetriedRequests > 0 {
 		w.RetrySuccessRate = float64(retriedOK) / float64(w.RetriedRequests)
 	}
-	if err := distributions(ctx, st.Conn, w); err != nil {
+	if err := distributions(ctx, st.Conn, w, lo, hi); err != nil {
 		return nil, fmt.Errorf("latency distributions: %w", err)
 	}
-	if w.AmplificationByLayers, err = layers(ctx, st.Conn); err != nil {
+	if w.AmplificationByLayers, err = layers(ctx, st.Conn, lo, hi); err != nil {
 		return nil, fmt.Errorf("layers: %w", err)
 	}
 	w.Triggers = []triggerRow{}
-	err = eachRow(ctx, st.Conn, "report_triggers", func(rows *sql.Rows) error {
+	err = eachRow(ctx, st.Conn, "report_triggers", []any{lo, hi}, func(rows *sql.Rows) error {
 		var r triggerRow
 		err := rows.Scan(&r.Trigger, &r.Attempts)
 		w.Triggers = append(w.Triggers, r)
@@ -260,7 +302,7 @@ func buildReport(ctx context.Context, st *store.Store) (*report, error) {
 		return nil, fmt.Errorf("triggers: %w", err)
 	}
 	rep.Linkage = []linkageRow{}
-	err = eachRow(ctx, st.Conn, "report_linkage", func(rows *sql.Rows) error {
+	err = eachRow(ctx, st.Conn, "report_linkage", []any{lo, hi}, func(rows *sql.Rows) error {
 		var r linkageRow
 		err := rows.Scan(&r.Linkage, &r.Requests, &r.Attempts, &r.Retried, &r.Inferred, &r.Example)
 		rep.Linkage = append(rep.Linkage, r)
@@ -276,8 +318,8 @@ func buildReport(ctx context.Context, st *store.Store) (*report, error) {
 	return rep, nil
 }
 
-func eachRow(ctx context.Context, conn *sql.Conn, query string, each func(*sql.Rows) error) error {
-	rows, err := conn.QueryContext(ctx, queries.Get(query))
+func eachRow(ctx context.Context, conn *sql.Conn, query string, args []any, each func(*sql.Rows) error) error {
+	rows, err := conn.QueryContext(ctx, queries.Get(query), args...)
 	if err != nil {
 		return err
 	}
@@ -292,13 +334,13 @@ func eachRow(ctx context.Context, conn *sql.Conn, query string, each func(*sql.R
 
 // distributions fills the workload's latency summaries from every
 // observation (report_distributions), with model's percentile definition.
-func distributions(ctx context.Context, conn *sql.Conn, w *workloadReport) error {
+func distributions(ctx context.Context, conn *sql.Conn, w *workloadReport, lo, hi int64) error {
 	type key struct {
 		measure string
 		retried bool
 	}
 	values := map[key][]float64{}
-	err := eachRow(ctx, conn, "report_distributions", func(rows *sql.Rows) error {
+	err := eachRow(ctx, conn, "report_distributions", []any{lo, hi}, func(rows *sql.Rows) error {
 		var k key
 		var v float64
 		if err := rows.Scan(&k.measure, &k.retried, &v); err != nil {
@@ -322,10 +364,10 @@ func distributions(ctx context.Context, conn *sql.Conn, w *workloadReport) error
 }
 
 // layers turns tries per layer into multipliers per depth of nesting.
-func layers(ctx context.Context, conn *sql.Conn) ([]layerRow, error) {
+func layers(ctx context.Context, conn *sql.Conn, lo, hi int64) ([]layerRow, error) {
 	out := []layerRow{}
 	var prev int64
-	err := eachRow(ctx, conn, "report_layers", func(rows *sql.Rows) error {
+	err := eachRow(ctx, conn, "report_layers", []any{lo, hi}, func(rows *sql.Rows) error {
 		var depth, layer int
 		var requests, tries int64
 		if err := rows.Scan(&depth, &requests, &layer, &tries); err != nil {
@@ -432,6 +474,11 @@ func writeReportTable(w io.Writer, rep *report, dbPath string, explain bool) err
 	var b strings.Builder
 	fmt.Fprintf(&b, "retryscope report: %s (%d files, %d spans, %d rejected records)\n", dbPath,
 		rep.Ingest.Files, rep.Ingest.Spans, rep.Ingest.Rejected)
+	if w := rep.Window.text(); w != "" {
+		for _, l := range wrapText(w, 96) {
+			fmt.Fprintln(&b, l)
+		}
+	}
 	for _, sec := range workloadSections(rep, explain) {
 		fmt.Fprintf(&b, "\n%s\n", sec.title)
 		rows := sec.rows

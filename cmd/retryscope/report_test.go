@@ -7,8 +7,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
@@ -245,5 +247,86 @@ func TestReportConfig(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"attempt_key": ["app.try"]}`), 0o644)
 	if code, _, errOut := runReportCapture(t, "--db", dbPath, "--config", bad); code != exitUsage || !strings.Contains(errOut, "bad.json") {
 		t.Errorf("bad config: exit %d: %s", code, errOut)
+	}
+}
+
+// TestReportWindow: --since/--until narrow the whole report (workload,
+// latency, segments and the window it states) to the requests starting in
+// the window, and give the truth's figures for exactly those requests.
+func TestReportWindow(t *testing.T) {
+	cfg := gen.DefaultConfig()
+	cfg.Requests, cfg.Seed = 1200, 9
+	dbPath, truth := reportDB(t, cfg)
+	starts := make([]int64, len(truth.Requests))
+	for i, r := range truth.Requests {
+		starts[i] = r.StartNs
+	}
+	slices.Sort(starts)
+	since, until := starts[300], starts[900] // a third to three quarters in
+	var n, attempts, retried int
+	var latency []float64
+	for _, r := range truth.Requests {
+		if r.StartNs < since || r.StartNs >= until {
+			continue
+		}
+		n, attempts = n+1, attempts+r.Attempts
+		if r.Attempts > 1 {
+			retried++
+		}
+		latency = append(latency, r.LatencyMs)
+	}
+	sinceText := time.Unix(0, since).UTC().Format(time.RFC3339Nano)
+	untilText := time.Unix(0, until).UTC().Format(time.RFC3339Nano)
+	code, out, errOut := runReportCapture(t, "--db", dbPath, "--format", "json", "--since", sinceText, "--until", untilText)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Window   struct{ Since, Until *string }
+		Workload struct {
+			LogicalRequests int                                  `json:"logical_requests"`
+			Attempts        int                                  `json:"attempts"`
+			RetriedRequests int                                  `json:"retried_requests"`
+			LatencyMs       struct{ All, Retried model.Summary } `json:"latency_ms"`
+		}
+		Segments []struct {
+			LogicalRequests int `json:"logical_requests"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if n != 600 {
+		t.Fatalf("the window holds %d requests of the truth, want 600", n)
+	}
+	w := rep.Workload
+	if w.LogicalRequests != n || w.Attempts != attempts || w.RetriedRequests != retried {
+		t.Errorf("window: %d requests, %d attempts, %d retried; truth %d, %d, %d",
+			w.LogicalRequests, w.Attempts, w.RetriedRequests, n, attempts, retried)
+	}
+	compareSummary(t, "latency_ms.all", w.LatencyMs.All, model.Summarize(latency))
+	inSegments := 0
+	for _, s := range rep.Segments {
+		inSegments += s.LogicalRequests
+	}
+	if inSegments != n {
+		t.Errorf("segments hold %d requests, want the window's %d", inSegments, n)
+	}
+	if rep.Window.Since == nil || *rep.Window.Since != sinceText || rep.Window.Until == nil || *rep.Window.Until != untilText {
+		t.Errorf("report states window %v..%v, want %s..%s", rep.Window.Since, rep.Window.Until, sinceText, untilText)
+	}
+
+	// The table says which requests it covers; a report without a window
+	// states none.
+	_, table, _ := runReportCapture(t, "--db", dbPath, "--since", sinceText, "--until", untilText)
+	if !strings.Contains(table, "Requests started from "+sinceText+" until "+untilText) {
+		t.Errorf("table does not state its window:\n%.400s", table)
+	}
+	_, all, _ := runReportCapture(t, "--db", dbPath, "--format", "json")
+	if !strings.Contains(all, `"since": null`) || !strings.Contains(all, `"logical_requests": `+itoa(len(truth.Requests))) {
+		t.Errorf("the whole-database report should have an open window and every request:\n%.300s", all)
+	}
+	if code, _, errOut := runReportCapture(t, "--db", dbPath, "--since", "yesterday"); code != exitUsage || !strings.Contains(errOut, "2026-11-29") {
+		t.Errorf("--since yesterday: exit %d, want %d with an example of the format: %s", code, exitUsage, errOut)
 	}
 }

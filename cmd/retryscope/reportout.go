@@ -15,6 +15,7 @@ import (
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/internal/htmlreport"
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/segment"
 )
 
@@ -34,8 +35,11 @@ type reportFlags struct {
 	sortBy    string
 
 	spec    segment.Spec
+	window  model.Window
 	dbPath  string
 	explain bool
+	// why says, in the report's header, why it covers its window.
+	why string
 }
 
 var reportFormats = []string{"table", "markdown", "csv", "json", "html"}
@@ -52,8 +56,8 @@ func (r *reportFlags) register(fs *pflag.FlagSet, outputFlag string) {
 	fs.StringVar(&r.baseline, "baseline", baseline.KindHealthy, "baseline kind for added latency: "+strings.Join(baseline.Kinds(), ", ")+", all, or none")
 	fs.StringVar(&r.by, "by", "trigger", "segment dimensions, comma-separated (see below); none for no segments")
 	fs.StringArrayVar(&r.where, "where", nil, "keep segment requests where DIM=V1|V2 or DIM!=V (repeatable)")
-	fs.StringVar(&r.since, "since", "", "segments: requests started at or after this time (RFC 3339)")
-	fs.StringVar(&r.until, "until", "", "segments: requests started before this time (RFC 3339)")
+	fs.StringVar(&r.since, "since", "", "report the requests started at or after this time (RFC 3339, or a UTC day 2026-11-29)")
+	fs.StringVar(&r.until, "until", "", "report the requests started before this time (RFC 3339, or a UTC day)")
 	fs.StringVar(&r.bucket, "bucket", "1h", "width of the time dimension (e.g. 15m, 1h, 1d)")
 	fs.BoolVar(&r.ci, "ci", false, "add seeded bootstrap 95% confidence intervals to p95/p99 and added latency")
 	fs.IntVar(&r.minCohort, "min-cohort", segment.DefaultMinCohort, "segments with fewer requests are pooled into (other)")
@@ -96,9 +100,15 @@ func (r *reportFlags) check() error {
 		if t.val == "" {
 			continue
 		}
-		if *t.dst, err = time.Parse(time.RFC3339, t.val); err != nil {
-			return fmt.Errorf("--%s: want a time like 2026-11-29T00:00:00Z: %v", t.flag, err)
+		if *t.dst, err = parseTime(t.val); err != nil {
+			return fmt.Errorf("--%s %q: want a time like 2026-11-29T06:00:00Z or a day like 2026-11-29", t.flag, t.val)
 		}
+	}
+	if !spec.Since.IsZero() {
+		r.window.Since = spec.Since.UnixNano()
+	}
+	if !spec.Until.IsZero() {
+		r.window.Until = spec.Until.UnixNano()
 	}
 	if spec.Sort, err = segment.ParseSort(r.sortBy); err != nil {
 		return fmt.Errorf("--sort: %w", err)
@@ -108,6 +118,27 @@ func (r *reportFlags) check() error {
 	}
 	r.spec = spec
 	return nil
+}
+
+// parseTime reads an RFC 3339 time or a day (YYYY-MM-DD, UTC midnight).
+func parseTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Parse(time.RFC3339, s)
+}
+
+// setWindow makes the report cover w (start times, Unix ns), segments
+// included; why is said in the report's header.
+func (r *reportFlags) setWindow(w model.Window, why string) {
+	r.window, r.why = w, why
+	r.spec.Since, r.spec.Until = time.Time{}, time.Time{}
+	if w.Since != 0 {
+		r.spec.Since = time.Unix(0, w.Since).UTC()
+	}
+	if w.Until != 0 {
+		r.spec.Until = time.Unix(0, w.Until).UTC()
+	}
 }
 
 func formatFromExtension(path string) string {
@@ -160,12 +191,13 @@ func (r *reportFlags) write(ctx context.Context, st *store.Store, stdout io.Writ
 }
 
 func (r *reportFlags) render(ctx context.Context, st *store.Store, w io.Writer) error {
-	rep, err := buildReport(ctx, st)
+	rep, err := buildReport(ctx, st, r.window)
 	if err != nil {
 		return err
 	}
+	rep.Window = newWindowReport(r.window, r.why)
 	if r.baseline != "none" {
-		blocks, err := baseline.Summarize(ctx, st, r.baseline)
+		blocks, err := baseline.Summarize(ctx, st, r.baseline, r.window)
 		if err != nil && !errors.Is(err, baseline.ErrNotComputed) {
 			return fmt.Errorf("baselines: %w", err)
 		}
@@ -266,6 +298,9 @@ func (r *reportFlags) writeMarkdown(w io.Writer, rep *report, res segment.Result
 	var b strings.Builder
 	fmt.Fprintf(&b, "# retryscope report\n\n%s: %d files, %d spans, %d rejected records\n", r.dbPath,
 		rep.Ingest.Files, rep.Ingest.Spans, rep.Ingest.Rejected)
+	if w := rep.Window.text(); w != "" {
+		fmt.Fprintf(&b, "\n%s\n", w)
+	}
 	for _, sec := range workloadSections(rep, r.explain) {
 		writeMarkdownSection(&b, sec)
 	}
@@ -308,9 +343,11 @@ func writeMarkdownSection(b *strings.Builder, sec section) {
 
 func (r *reportFlags) writeHTML(ctx context.Context, w io.Writer, st *store.Store, rep *report, res segment.Result) error {
 	page := htmlreport.Page{
-		Title:    "retryscope report",
-		Subtitle: fmt.Sprintf("%s: %d files, %d spans, %d rejected records", r.dbPath, rep.Ingest.Files, rep.Ingest.Spans, rep.Ingest.Rejected),
-		Footer:   "Percentiles: " + percentileDefinition + ". Every baseline figure is labelled with its kind and provenance.",
+		Title: "retryscope report",
+		Subtitle: strings.TrimSpace(fmt.Sprintf("%s: %d files, %d spans, %d rejected records. %s", r.dbPath,
+			rep.Ingest.Files, rep.Ingest.Spans, rep.Ingest.Rejected, rep.Window.text())),
+		Window: r.window,
+		Footer: "Percentiles: " + percentileDefinition + ". Every baseline figure is labelled with its kind and provenance.",
 	}
 	if r.baseline != "all" && r.baseline != "none" {
 		page.BaselineKind = r.baseline

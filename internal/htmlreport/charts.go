@@ -73,8 +73,8 @@ func styledLine(xys plotter.XYs, c color.Color, dashed bool) (*plotter.Line, err
 
 // latencyDistribution draws the share of requests per logarithmic latency
 // bin, for all requests and for retried ones, on a log latency axis.
-func latencyDistribution(ctx context.Context, st *store.Store) (*Chart, error) {
-	all, retried, err := latencies(ctx, st)
+func latencyDistribution(ctx context.Context, st *store.Store, w model.Window) (*Chart, error) {
+	all, retried, err := latencies(ctx, st, w)
 	if err != nil || len(all) == 0 {
 		return nil, err
 	}
@@ -135,8 +135,9 @@ func latencyDistribution(ctx context.Context, st *store.Store) (*Chart, error) {
 		DataURI: uri}, nil
 }
 
-func latencies(ctx context.Context, st *store.Store) (all, retried []float64, err error) {
-	rows, err := st.Conn.QueryContext(ctx, `SELECT latency_ms, attempts > 1 FROM requests`)
+func latencies(ctx context.Context, st *store.Store, w model.Window) (all, retried []float64, err error) {
+	lo, hi := w.Bounds()
+	rows, err := st.Conn.QueryContext(ctx, `SELECT latency_ms, attempts > 1 FROM requests WHERE start_ns BETWEEN $1 AND $2`, lo, hi)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -161,9 +162,11 @@ var niceSteps = []time.Duration{time.Second, 5 * time.Second, 15 * time.Second, 
 
 // stormTimeline draws attempts and logical requests started per bucket,
 // and the amplification of each bucket: retry storms show as spikes.
-func stormTimeline(ctx context.Context, st *store.Store) ([]*Chart, error) {
+func stormTimeline(ctx context.Context, st *store.Store, w model.Window) ([]*Chart, error) {
+	from, to := w.Bounds()
 	var lo, hi int64
-	if err := st.Conn.QueryRowContext(ctx, `SELECT coalesce(min(start_ns), 0), coalesce(max(start_ns), 0) FROM requests`).Scan(&lo, &hi); err != nil {
+	if err := st.Conn.QueryRowContext(ctx, `SELECT coalesce(min(start_ns), 0), coalesce(max(start_ns), 0) FROM requests
+		WHERE start_ns BETWEEN $1 AND $2`, from, to).Scan(&lo, &hi); err != nil {
 		return nil, err
 	}
 	if hi <= lo {
@@ -177,7 +180,7 @@ func stormTimeline(ctx context.Context, st *store.Store) ([]*Chart, error) {
 		}
 	}
 	rows, err := st.Conn.QueryContext(ctx, `SELECT (start_ns - $1) // $2 AS b, count(*), sum(attempts)
-		FROM requests GROUP BY b ORDER BY b`, lo, int64(step))
+		FROM requests WHERE start_ns BETWEEN $1 AND $3 GROUP BY b ORDER BY b`, lo, int64(step), hi)
 	if err != nil {
 		return nil, err
 	}
@@ -246,14 +249,15 @@ func stormTimeline(ctx context.Context, st *store.Store) ([]*Chart, error) {
 
 // addedLatency draws the cumulative distribution of latency added by the
 // retry against one baseline kind, when baselines exist.
-func addedLatency(ctx context.Context, st *store.Store, kind string) (*Chart, error) {
+func addedLatency(ctx context.Context, st *store.Store, kind string, w model.Window) (*Chart, error) {
 	var n int
 	st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE table_name = 'baselines' AND NOT temporary`).Scan(&n)
 	if n == 0 || kind == "" || kind == "all" {
 		return nil, nil
 	}
+	lo, hi := w.Bounds()
 	rows, err := st.Conn.QueryContext(ctx, `SELECT r.latency_ms - b.l0_ms FROM baselines b JOIN requests r USING (request_id)
-		WHERE b.kind = $1 AND b.l0_ms IS NOT NULL ORDER BY 1`, kind)
+		WHERE b.kind = $1 AND b.l0_ms IS NOT NULL AND r.start_ns BETWEEN $2 AND $3 ORDER BY 1`, kind, lo, hi)
 	if err != nil {
 		return nil, err
 	}
@@ -290,8 +294,10 @@ func addedLatency(ctx context.Context, st *store.Store, kind string) (*Chart, er
 
 // segmentTails draws, per operation, the p99 latency of all requests and
 // of the retried ones, where the sample supports a p99.
-func segmentTails(ctx context.Context, st *store.Store) (*Chart, error) {
-	rows, err := st.Conn.QueryContext(ctx, `SELECT coalesce(operation, '(none)'), latency_ms, attempts > 1 FROM requests ORDER BY 1`)
+func segmentTails(ctx context.Context, st *store.Store, win model.Window) (*Chart, error) {
+	lo, hi := win.Bounds()
+	rows, err := st.Conn.QueryContext(ctx, `SELECT coalesce(operation, '(none)'), latency_ms, attempts > 1 FROM requests
+		WHERE start_ns BETWEEN $1 AND $2 ORDER BY 1`, lo, hi)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
 )
 
 // Table is one table of the report, already formatted.
@@ -30,6 +31,8 @@ type Page struct {
 	Tables       []Table
 	BaselineKind string // the baseline the added-latency chart uses
 	Footer       string
+	// Window bounds the requests the charts draw, like the tables'.
+	Window model.Window
 }
 
 //go:embed page.html.tmpl
@@ -49,18 +52,18 @@ func Write(ctx context.Context, w io.Writer, st *store.Store, page Page) error {
 		}
 		return err
 	}
-	if err := add(latencyDistribution(ctx, st)); err != nil {
+	if err := add(latencyDistribution(ctx, st, page.Window)); err != nil {
 		return err
 	}
-	storm, err := stormTimeline(ctx, st)
+	storm, err := stormTimeline(ctx, st, page.Window)
 	if err != nil {
 		return err
 	}
 	charts = append(charts, storm...)
-	if err := add(addedLatency(ctx, st, page.BaselineKind)); err != nil {
+	if err := add(addedLatency(ctx, st, page.BaselineKind, page.Window)); err != nil {
 		return err
 	}
-	if err := add(segmentTails(ctx, st)); err != nil {
+	if err := add(segmentTails(ctx, st, page.Window)); err != nil {
 		return err
 	}
 	return tmpl.Execute(w, struct {

@@ -10,14 +10,18 @@ import (
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/internal/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
 )
 
 // derivedChange says which derived rows an ensureDerived call may have
 // changed: none, all, or those of requests starting in [since, until].
+// requests is the range of starts of the requests the rebuild itself
+// added, replaced or removed (zero when it rebuilt all or changed none).
 type derivedChange struct {
 	any, all     bool
 	since, until int64
+	requests     model.Window
 }
 
 // days lists the UTC days (YYYY-MM-DD) a partial change may have touched.
@@ -49,6 +53,9 @@ func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, lo
 	if err != nil {
 		return change, fmt.Errorf("rebuild requests: %w", err)
 	}
+	if rebuilt && stats.Partial && (stats.Since != 0 || stats.Until != 0) {
+		change.requests = model.Window{Since: stats.Since, Until: stats.Until + 1}
+	}
 	if rebuilt {
 		how := "rebuilt logical requests from all spans"
 		if stats.Partial {
@@ -69,9 +76,11 @@ func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, lo
 		if bopt.Since == 0 && bopt.Until == 0 {
 			bopt.Since, bopt.Until = 1, 1 // nothing changed: recompute nothing near any request
 		}
-		// Baselines change up to two cohort reaches from the requests;
-		// a day either side covers any window a user may set.
-		change.all, change.since, change.until = false, bopt.Since-int64(24*time.Hour), bopt.Until+int64(24*time.Hour)
+		reach, err := bopt.Reach()
+		if err != nil {
+			return change, err
+		}
+		change.all, change.since, change.until = false, bopt.Since-int64(reach), bopt.Until+int64(reach)
 	}
 	t0 = time.Now()
 	if err := baseline.Compute(ctx, st, bopt); err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -11,6 +13,9 @@ import (
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/export"
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/queries"
 )
 
 const runExamples = `
@@ -21,7 +26,7 @@ const runExamples = `
 `
 
 func runRun(ctx context.Context, e env, args []string) int {
-	fs := newFlags("run", "run [--db FILE] [--parquet DIR] [--report FILE] PATH...\n\nIngests what is new under PATH, brings requests and baselines up to date, writes\nParquet (with --parquet) and the report (to --report FILE, else to stdout).", runExamples)
+	fs := newFlags("run", "run [--db FILE] [--parquet DIR] [--report FILE] PATH...\n\nIngests what is new under PATH, brings requests and baselines up to date, writes\nParquet (with --parquet) and the report (to --report FILE, else to stdout).\nThe report covers the requests this run added or changed, so a night costs\nwhat the night holds; --since/--until choose another window, and\n'retryscope report' covers the whole database.", runExamples)
 	var db dbFlags
 	db.register(fs)
 	parquetDir := fs.String("parquet", "", "write Parquet files under DIR (requests, attempts, baselines, daily; one folder per day)")
@@ -98,27 +103,68 @@ func runRun(ctx context.Context, e env, args []string) int {
 			if !change.all && pruned == 0 && hasParquet(*parquetDir) {
 				days = change.days()
 			}
+			t0 := time.Now()
 			res, err := export.Export(ctx, st, *parquetDir, export.Options{Days: days})
 			if err != nil {
 				return failure(e.stderr, err)
 			}
-			logf("parquet: %d files, %d rows, %d old days removed under %s", res.Files, res.Rows, res.Removed, *parquetDir)
+			logf("parquet: %d files, %d rows, %d old days removed under %s in %s", res.Files, res.Rows, res.Removed, *parquetDir,
+				time.Since(t0).Round(time.Millisecond))
 		} else {
 			logf("parquet: unchanged")
 		}
 	}
+	if !fs.Changed("since") && !fs.Changed("until") {
+		w, err := runWindow(ctx, st, change)
+		if err != nil {
+			return failure(e.stderr, err)
+		}
+		rep.setWindow(w, "the requests the latest run with new data added or changed")
+		if w.All() {
+			rep.why = ""
+		}
+	}
 	rep.dbPath = db.path
+	t0 := time.Now()
 	if err := rep.write(ctx, st, e.stdout); err != nil {
 		return failure(e.stderr, err)
 	}
 	if rep.output != "" {
-		logf("report: %s", rep.output)
+		logf("report: %s in %s", rep.output, time.Since(t0).Round(time.Millisecond))
 	}
 	logf("done in %s", time.Since(start).Round(time.Millisecond))
 	if rejected > 0 {
 		return exitRejected
 	}
 	return exitOK
+}
+
+// runWindow is the window the nightly report covers: the requests this
+// run's new data added or changed, so a night's report costs what the
+// night does, however long the history; every request when this run
+// rebuilt everything; and, when the run changed nothing, the window of the
+// last run that did, so its report comes out the same. It is remembered in
+// the table run_window.
+func runWindow(ctx context.Context, st *store.Store, change derivedChange) (model.Window, error) {
+	var w model.Window
+	switch {
+	case change.all:
+	case !change.requests.All():
+		w = change.requests
+	default:
+		if !hasTable(ctx, st, "run_window") {
+			return w, nil
+		}
+		err := st.Conn.QueryRowContext(ctx, `SELECT since_ns, until_ns FROM run_window`).Scan(&w.Since, &w.Until)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return w, fmt.Errorf("read the last run's window: %w", err)
+		}
+		return w, nil
+	}
+	if _, err := st.Conn.ExecContext(ctx, queries.Get("run_window"), w.Since, w.Until); err != nil {
+		return w, fmt.Errorf("remember the run's window: %w", err)
+	}
+	return w, nil
 }
 
 // prefixed writes each line with a prefix, for plain cron-mail logs.

@@ -1,6 +1,8 @@
 -- export_attempts: one row per physical attempt, partitioned by the day its
 -- logical request started, so a request and its attempts share a partition.
 -- Yields the documented columns plus "date".
+-- export_scope is the requests of the days being written (a temporary
+-- view internal/export defines), so a night's export reads that night.
 SELECT
     a.request_id, a.trace_id, a.span_id, a.ordinal, a.tries,
     a.service, a.name, a.route, a.model, a.operation,
@@ -12,5 +14,5 @@ SELECT
     a.gap_before_ms, a.overlap_ms, a.server_end_ns, a.hidden_work_ms,
     CAST(make_timestamp(r.start_ns // 1000) AS DATE) AS date
 FROM attempts a
-JOIN requests r USING (request_id)
+JOIN export_scope r USING (request_id)
 ORDER BY r.start_ns, a.request_id, a.ordinal;

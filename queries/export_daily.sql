@@ -3,6 +3,8 @@
 -- sums), so a notebook can re-aggregate any way it likes. Floating-point
 -- sums run in request order, so they do not depend on how rows were stored.
 -- Yields the documented columns plus "date".
+-- export_scope is the requests of the days being written (a temporary
+-- view internal/export defines), so a night's export reads that night.
 SELECT
     CAST(make_timestamp(start_ns // 1000) AS DATE) AS date,
     service, operation,
@@ -15,6 +17,6 @@ SELECT
     sum(latency_ms ORDER BY request_id) AS latency_ms_sum,
     sum(duplicated_output_tokens) AS duplicated_output_tokens,
     sum(hidden_work_ms ORDER BY request_id) AS hidden_work_ms
-FROM requests
+FROM export_scope
 GROUP BY ALL
 ORDER BY date, service, operation;

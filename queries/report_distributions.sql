@@ -7,7 +7,7 @@
 -- end of the final attempt), first_attempt_ms (elapsed of each
 -- request's first attempt), second_attempt_ms (elapsed of the second
 -- attempt, where there is one). $1, $2: the window, requests starting in
--- [$1, $2] (Unix ns).
+-- [$1, $2] (Unix ns); $3 a bound no attempt of theirs starts before.
 WITH r AS (SELECT * FROM requests WHERE start_ns BETWEEN $1 AND $2)
 SELECT 'latency_ms' AS measure, attempts > 1 AS retried, latency_ms AS value_ms FROM r
 UNION ALL
@@ -16,7 +16,7 @@ UNION ALL
 SELECT 'generation_ms', attempts > 1, generation_ms FROM r WHERE generation_ms IS NOT NULL
 UNION ALL
 SELECT 'first_attempt_ms', r.attempts > 1, a.elapsed_ms
-FROM attempts a JOIN r USING (request_id) WHERE a.ordinal = 1
+FROM attempts a JOIN r USING (request_id) WHERE a.ordinal = 1 AND a.start_ns >= $3
 UNION ALL
-SELECT 'second_attempt_ms', true, a.elapsed_ms FROM attempts a JOIN r USING (request_id) WHERE a.ordinal = 2
+SELECT 'second_attempt_ms', true, a.elapsed_ms FROM attempts a JOIN r USING (request_id) WHERE a.ordinal = 2 AND a.start_ns >= $3
 ORDER BY measure, value_ms

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -267,11 +268,17 @@ type ingestReport struct {
 // requests starting in win.
 func buildReport(ctx context.Context, st *store.Store, win model.Window) (*report, error) {
 	lo, hi := win.Bounds()
+	// No attempt starts much before its request: an hour covers clock skew
+	// between services and lets the queries skip older attempts.
+	from := lo
+	if from > math.MinInt64+int64(time.Hour) {
+		from -= int64(time.Hour)
+	}
 	rep := &report{Schema: reportSchema, Baselines: []baseline.Block{}, Segments: []segment.Segment{}, SegmentBy: []string{}}
 	w := &rep.Workload
 	w.Percentiles = percentileDefinition
 	var retriedOK int64
-	err := st.Conn.QueryRowContext(ctx, queries.Get("report_workload"), lo, hi).Scan(&w.LogicalRequests, &w.Attempts,
+	err := st.Conn.QueryRowContext(ctx, queries.Get("report_workload"), lo, hi, from).Scan(&w.LogicalRequests, &w.Attempts,
 		&w.RetriedRequests, &retriedOK, &w.FailedRequests, &w.DuplicatedAttempts, &w.DuplicatedInputTokens,
 		&w.DuplicatedOutputTokens, &w.HiddenWorkMs, &w.HiddenOutputTokens, &w.DuplicatedAttemptMs)
 	if err != nil {
@@ -285,14 +292,14 @@ func buildReport(ctx context.Context, st *store.Store, win model.Window) (*repor
 	if w.RetriedRequests > 0 {
 		w.RetrySuccessRate = float64(retriedOK) / float64(w.RetriedRequests)
 	}
-	if err := distributions(ctx, st.Conn, w, lo, hi); err != nil {
+	if err := distributions(ctx, st.Conn, w, lo, hi, from); err != nil {
 		return nil, fmt.Errorf("latency distributions: %w", err)
 	}
 	if w.AmplificationByLayers, err = layers(ctx, st.Conn, lo, hi); err != nil {
 		return nil, fmt.Errorf("layers: %w", err)
 	}
 	w.Triggers = []triggerRow{}
-	err = eachRow(ctx, st.Conn, "report_triggers", []any{lo, hi}, func(rows *sql.Rows) error {
+	err = eachRow(ctx, st.Conn, "report_triggers", []any{lo, hi, from}, func(rows *sql.Rows) error {
 		var r triggerRow
 		err := rows.Scan(&r.Trigger, &r.Attempts)
 		w.Triggers = append(w.Triggers, r)
@@ -334,13 +341,13 @@ func eachRow(ctx context.Context, conn *sql.Conn, query string, args []any, each
 
 // distributions fills the workload's latency summaries from every
 // observation (report_distributions), with model's percentile definition.
-func distributions(ctx context.Context, conn *sql.Conn, w *workloadReport, lo, hi int64) error {
+func distributions(ctx context.Context, conn *sql.Conn, w *workloadReport, lo, hi, from int64) error {
 	type key struct {
 		measure string
 		retried bool
 	}
 	values := map[key][]float64{}
-	err := eachRow(ctx, conn, "report_distributions", []any{lo, hi}, func(rows *sql.Rows) error {
+	err := eachRow(ctx, conn, "report_distributions", []any{lo, hi, from}, func(rows *sql.Rows) error {
 		var k key
 		var v float64
 		if err := rows.Scan(&k.measure, &k.retried, &v); err != nil {

@@ -12,8 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/queries"
@@ -62,6 +64,9 @@ func Export(ctx context.Context, st *store.Store, dir string, opt Options) (Resu
 			return res, fmt.Errorf("export: bad day %q, want YYYY-MM-DD", d)
 		}
 	}
+	if ok, err := tableExists(ctx, st, "requests"); err != nil || !ok {
+		return res, err
+	}
 	for _, t := range Tables {
 		ok, err := tableExists(ctx, st, t.Source)
 		if err != nil {
@@ -91,6 +96,9 @@ func tableExists(ctx context.Context, st *store.Store, name string) (bool, error
 func exportTable(ctx context.Context, st *store.Store, dir, name string, opt Options) (Result, error) {
 	var res Result
 	src := queries.Get("export_" + name)
+	if err := scope(ctx, st, opt.Days); err != nil {
+		return res, err
+	}
 	present, err := daysOf(ctx, st, src)
 	if err != nil {
 		return res, err
@@ -120,6 +128,9 @@ func exportTable(ctx context.Context, st *store.Store, dir, name string, opt Opt
 		if err := os.MkdirAll(partDir, 0o755); err != nil {
 			return res, err
 		}
+		if err := scope(ctx, st, []string{day}); err != nil {
+			return res, err
+		}
 		tmp := filepath.Join(partDir, ".data.parquet.tmp")
 		// COPY takes no parameters: the day is checked against dayPattern
 		// and the path is quoted as a SQL string literal.
@@ -138,6 +149,28 @@ func exportTable(ctx context.Context, st *store.Store, dir, name string, opt Opt
 		res.Rows += n
 	}
 	return res, nil
+}
+
+// scope defines the view export_scope, which the export queries read: the
+// requests starting on the given days (all of them when days is nil), by a
+// range of start_ns that lets DuckDB skip the other days' row groups.
+func scope(ctx context.Context, st *store.Store, days []string) error {
+	where := ""
+	if len(days) > 0 {
+		first, last := slices.Min(days), slices.Max(days)
+		lo, err := time.Parse(time.DateOnly, first)
+		if err != nil {
+			return err
+		}
+		hi, err := time.Parse(time.DateOnly, last)
+		if err != nil {
+			return err
+		}
+		// The bounds are integers formatted here: a view takes no parameters.
+		where = fmt.Sprintf(" WHERE start_ns >= %d AND start_ns < %d", lo.UnixNano(), hi.AddDate(0, 0, 1).UnixNano())
+	}
+	_, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW export_scope AS SELECT * FROM requests`+where)
+	return err
 }
 
 // daysOf lists the days the export query has rows for.

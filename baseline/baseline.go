@@ -291,7 +291,7 @@ func Compute(ctx context.Context, st *store.Store, opt Options) error {
 		}
 	}
 	if partial {
-		if err := execScript(ctx, st, "baseline_merge", opt.targetFrom, opt.targetTo); err != nil {
+		if err := st.ExecScript(ctx, "baseline_merge", opt.targetFrom, opt.targetTo); err != nil {
 			return rollback(fmt.Errorf("baselines: merge the recomputed rows: %w", err))
 		}
 	}
@@ -300,24 +300,6 @@ func Compute(ctx context.Context, st *store.Store, opt Options) error {
 	}
 	_, err = st.Conn.ExecContext(ctx, "COMMIT")
 	return err
-}
-
-// execScript runs a query file's statements one by one: the driver binds
-// parameters per statement, so those that use them get args.
-func execScript(ctx context.Context, st *store.Store, name string, args ...any) error {
-	for _, stmt := range strings.SplitAfter(queries.Get(name), ";\n") {
-		if strings.TrimSpace(stmt) == "" {
-			continue
-		}
-		var a []any
-		if strings.Contains(stmt, "$1") {
-			a = args
-		}
-		if _, err := st.Conn.ExecContext(ctx, stmt, a...); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Reach is how far in start time a change to one request can move other

@@ -22,16 +22,16 @@ WITH healthy AS (
 ),
 all_routes AS (
     SELECT DISTINCT alt_key, start_ns,
-        sum(latency_ms) OVER (PARTITION BY alt_key ORDER BY start_ns
-            RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cum_ms,
+        sum(round(latency_ms * 1e6)::BIGINT) OVER (PARTITION BY alt_key ORDER BY start_ns
+            RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cum_ns,
         count(*) OVER (PARTITION BY alt_key ORDER BY start_ns
             RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cum_n
     FROM healthy
 ),
 own_route AS (
     SELECT DISTINCT alt_key, route, start_ns,
-        sum(latency_ms) OVER (PARTITION BY alt_key, route ORDER BY start_ns
-            RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cum_ms,
+        sum(round(latency_ms * 1e6)::BIGINT) OVER (PARTITION BY alt_key, route ORDER BY start_ns
+            RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cum_ns,
         count(*) OVER (PARTITION BY alt_key, route ORDER BY start_ns
             RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cum_n
     FROM healthy
@@ -43,8 +43,8 @@ retried AS (
 ),
 windowed AS (
     SELECT r.request_id, r.latency_ms, r.fallover_ms,
-        (coalesce(a_hi.cum_ms, 0) - coalesce(a_lo.cum_ms, 0))
-            - (coalesce(o_hi.cum_ms, 0) - coalesce(o_lo.cum_ms, 0)) AS sum_ms,
+        (coalesce(a_hi.cum_ns, 0) - coalesce(a_lo.cum_ns, 0))
+            - (coalesce(o_hi.cum_ns, 0) - coalesce(o_lo.cum_ns, 0)) AS sum_ns,
         (coalesce(a_hi.cum_n, 0) - coalesce(a_lo.cum_n, 0))
             - (coalesce(o_hi.cum_n, 0) - coalesce(o_lo.cum_n, 0)) AS n
     FROM retried r
@@ -55,7 +55,7 @@ windowed AS (
 ),
 l0 AS (
     SELECT request_id, latency_ms, fallover_ms, n,
-        coalesce(fallover_ms, CASE WHEN n >= $2::BIGINT THEN sum_ms / n END) AS l0
+        coalesce(fallover_ms, CASE WHEN n >= $2::BIGINT THEN sum_ns / n / 1e6 END) AS l0
     FROM windowed
 )
 SELECT

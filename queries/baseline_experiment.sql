@@ -19,7 +19,7 @@ WITH control AS (
 ),
 steps AS (
     SELECT DISTINCT cohort_key, start_ns,
-        sum(latency_ms) OVER running AS cum_ms,
+        sum(round(latency_ms * 1e6)::BIGINT) OVER running AS cum_ns,
         count(*) OVER running AS cum_n
     FROM control
     WINDOW running AS (PARTITION BY cohort_key ORDER BY start_ns
@@ -32,7 +32,7 @@ retried AS (
 ),
 windowed AS (
     SELECT r.request_id, r.latency_ms, r.arm,
-        coalesce(hi.cum_ms, 0) - coalesce(lo.cum_ms, 0) AS sum_ms,
+        coalesce(hi.cum_ns, 0) - coalesce(lo.cum_ns, 0) AS sum_ns,
         coalesce(hi.cum_n, 0) - coalesce(lo.cum_n, 0) AS n
     FROM retried r
     ASOF LEFT JOIN steps hi ON r.cohort_key = hi.cohort_key AND r.hi_ns >= hi.start_ns
@@ -40,7 +40,7 @@ windowed AS (
 ),
 l0 AS (
     SELECT request_id, latency_ms, arm, n,
-        CASE WHEN arm IS NOT NULL AND arm <> $1::VARCHAR AND n >= $3::BIGINT THEN sum_ms / n END AS l0
+        CASE WHEN arm IS NOT NULL AND arm <> $1::VARCHAR AND n >= $3::BIGINT THEN sum_ns / n / 1e6 END AS l0
     FROM windowed
 )
 SELECT

@@ -10,7 +10,9 @@
 --
 -- Windowed means come from running sums per cohort, looked up with two
 -- ASOF joins at start - window and start + window, so the cost grows with
--- the number of requests, not with requests x cohort.
+-- the number of requests, not with requests x cohort. The sums are of
+-- integer nanoseconds, so they are exact: a partial recompute, whose
+-- running sums start later, gives the same bits as a full one.
 --
 -- Parameters: $1 half-width of the window in ns; $2 the smallest cohort
 -- that counts; $3 the method text.
@@ -18,7 +20,7 @@
 INSERT INTO baselines
 WITH healthy AS (
     SELECT cohort_key, start_ns,
-        sum(latency_ms) OVER running AS cum_ms,
+        sum(round(latency_ms * 1e6)::BIGINT) OVER running AS cum_ns,
         count(*) OVER running AS cum_n
     FROM baseline_input
     WHERE attempts = 1 AND outcome = 'ok'
@@ -27,7 +29,7 @@ WITH healthy AS (
 ),
 -- One row per distinct (cohort, start): the running totals include ties.
 steps AS (
-    SELECT DISTINCT cohort_key, start_ns, cum_ms, cum_n FROM healthy
+    SELECT DISTINCT cohort_key, start_ns, cum_ns, cum_n FROM healthy
 ),
 retried AS (
     SELECT request_id, latency_ms, cohort_key, start_ns,
@@ -36,7 +38,7 @@ retried AS (
 ),
 windowed AS (
     SELECT r.request_id, r.latency_ms,
-        coalesce(hi.cum_ms, 0) - coalesce(lo.cum_ms, 0) AS sum_ms,
+        coalesce(hi.cum_ns, 0) - coalesce(lo.cum_ns, 0) AS sum_ns,
         coalesce(hi.cum_n, 0) - coalesce(lo.cum_n, 0) AS n
     FROM retried r
     ASOF LEFT JOIN steps hi ON r.cohort_key = hi.cohort_key AND r.hi_ns >= hi.start_ns
@@ -44,7 +46,7 @@ windowed AS (
 ),
 l0 AS (
     SELECT request_id, latency_ms, n,
-        CASE WHEN n >= $2::BIGINT THEN sum_ms / n END AS l0
+        CASE WHEN n >= $2::BIGINT THEN sum_ns / n / 1e6 END AS l0
     FROM windowed
 )
 SELECT

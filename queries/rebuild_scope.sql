@@ -5,13 +5,17 @@
 -- single-span CLIENT trace starting within the split window ($2 ns) of the
 -- new spans, since a retry split across traces may join them; and every
 -- trace of a request built from any of those, so a request is rebuilt
--- whole. Work grows with the new data, not with the history.
+-- whole. The traces in rebuild_pending (what retention left of a request)
+-- count as new, with their own neighbours in time. Work grows with the new
+-- data, not with the history.
 CREATE OR REPLACE TEMP TABLE rebuild_seed AS
 WITH fresh AS (
-    SELECT trace_id, start_ns, end_ns FROM spans WHERE file_id > $1
+    SELECT trace_id, start_ns, end_ns, false AS pending FROM spans WHERE file_id > $1
+    UNION ALL
+    SELECT trace_id, start_ns, end_ns, true FROM spans WHERE trace_id IN (SELECT trace_id FROM rebuild_pending)
 ),
 bounds AS (
-    SELECT min(start_ns) - $2 AS lo, max(end_ns) + $2 AS hi FROM fresh
+    SELECT min(start_ns) - $2 AS lo, max(end_ns) + $2 AS hi FROM fresh GROUP BY pending
 )
 SELECT DISTINCT trace_id FROM fresh
 UNION

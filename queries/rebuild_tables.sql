@@ -135,3 +135,10 @@ CREATE OR REPLACE TABLE rebuild_state (
     attempts    BIGINT NOT NULL,
     rebuilt_at  TIMESTAMPTZ NOT NULL
 );
+
+-- rebuild_pending: traces to build again at the next update although no
+-- new file touched them (what retention left of a request it cut); a full
+-- rebuild empties it. baseline_pending: spans of request starts whose
+-- baselines the next baseline update recomputes.
+CREATE OR REPLACE TABLE rebuild_pending (trace_id VARCHAR NOT NULL);
+CREATE OR REPLACE TABLE baseline_pending (since_ns BIGINT NOT NULL, until_ns BIGINT NOT NULL);

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/retryscope/retryscope/baseline"
@@ -15,20 +16,25 @@ import (
 )
 
 // derivedChange says which derived rows an ensureDerived call may have
-// changed: none, all, or those of requests starting in [since, until].
-// requests is the range of starts of the requests the rebuild itself
-// added, replaced or removed (zero when it rebuilt all or changed none).
+// changed: none, all, or those of requests starting in the closed ranges
+// of spans. requests is the range of starts of the requests the rebuild
+// itself added, replaced or removed (zero when it rebuilt all or changed
+// none).
 type derivedChange struct {
-	any, all     bool
-	since, until int64
-	requests     model.Window
+	any, all bool
+	spans    [][2]int64
+	requests model.Window
 }
 
 // days lists the UTC days (YYYY-MM-DD) a partial change may have touched.
 func (c derivedChange) days() []string {
 	var days []string
-	for d := time.Unix(0, c.since).UTC().Truncate(24 * time.Hour); !d.After(time.Unix(0, c.until).UTC()); d = d.Add(24 * time.Hour) {
-		days = append(days, d.Format("2006-01-02"))
+	for _, s := range c.spans {
+		for d := time.Unix(0, s[0]).UTC().Truncate(24 * time.Hour); !d.After(time.Unix(0, s[1]).UTC()); d = d.Add(24 * time.Hour) {
+			if day := d.Format(time.DateOnly); !slices.Contains(days, day) {
+				days = append(days, day)
+			}
+		}
 	}
 	return days
 }
@@ -64,33 +70,52 @@ func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, lo
 		fmt.Fprintf(log, "%s in %s\n", how, time.Since(t0).Round(time.Millisecond))
 	}
 	fresh, err := baselinesFresh(ctx, st)
-	if err != nil || fresh {
+	if err != nil {
+		return change, err
+	}
+	pending, err := baselinePending(ctx, st)
+	if err != nil || fresh && len(pending) == 0 {
 		return change, err
 	}
 	change.any, change.all = true, true
-	var bopt baseline.Options
-	if freshBefore && stats.Partial {
+	var ranges [][2]int64
+	if freshBefore && (stats.Partial || !rebuilt) {
 		// The baselines matched the previous rebuild, so only the requests
-		// near what this update changed need theirs recomputed.
-		bopt.Since, bopt.Until = stats.Since, stats.Until
-		if bopt.Since == 0 && bopt.Until == 0 {
-			bopt.Since, bopt.Until = 1, 1 // nothing changed: recompute nothing near any request
+		// near what this update, or retention, changed need theirs
+		// recomputed.
+		change.all = false
+		if stats.Since != 0 || stats.Until != 0 {
+			ranges = append(ranges, [2]int64{stats.Since, stats.Until})
 		}
+		ranges = append(ranges, pending...)
+	}
+	t0 = time.Now()
+	if change.all {
+		if err := baseline.Compute(ctx, st, baseline.Options{}); err != nil {
+			return change, fmt.Errorf("baselines: %w", err)
+		}
+	}
+	for _, r := range ranges {
+		bopt := baseline.Options{Since: r[0], Until: r[1]}
 		reach, err := bopt.Reach()
 		if err != nil {
 			return change, err
 		}
-		change.all, change.since, change.until = false, bopt.Since-int64(reach), bopt.Until+int64(reach)
+		if err := baseline.Compute(ctx, st, bopt); err != nil {
+			return change, fmt.Errorf("baselines: %w", err)
+		}
+		change.spans = append(change.spans, [2]int64{r[0] - int64(reach), r[1] + int64(reach)})
 	}
-	t0 = time.Now()
-	if err := baseline.Compute(ctx, st, bopt); err != nil {
-		return change, fmt.Errorf("baselines: %w", err)
+	if len(pending) > 0 {
+		if _, err := st.Conn.ExecContext(ctx, `DELETE FROM baseline_pending`); err != nil {
+			return change, err
+		}
 	}
 	if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_state_mark")); err != nil {
 		return change, err
 	}
 	what := "computed baselines"
-	if bopt.Since != 0 || bopt.Until != 0 {
+	if !change.all {
 		what = "recomputed the baselines near the changed requests"
 	}
 	fmt.Fprintf(log, "%s in %s\n", what, time.Since(t0).Round(time.Millisecond))
@@ -112,6 +137,28 @@ func openDerived(ctx context.Context, db dbFlags, opt rebuild.Options, log io.Wr
 		return nil, fmt.Errorf("%s: %w", db.path, err)
 	}
 	return st, nil
+}
+
+// baselinePending lists the ranges of request starts whose baselines
+// retention left to recompute.
+func baselinePending(ctx context.Context, st *store.Store) ([][2]int64, error) {
+	if !hasTable(ctx, st, "baseline_pending") {
+		return nil, nil
+	}
+	rows, err := st.Conn.QueryContext(ctx, `SELECT since_ns, until_ns FROM baseline_pending ORDER BY ALL`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][2]int64
+	for rows.Next() {
+		var r [2]int64
+		if err := rows.Scan(&r[0], &r[1]); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 // baselinesFresh reports whether the baselines reflect the latest rebuild.

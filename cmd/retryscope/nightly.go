@@ -13,6 +13,7 @@ import (
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/export"
+	"github.com/retryscope/retryscope/internal/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
@@ -85,7 +86,7 @@ func runRun(ctx context.Context, e env, args []string) int {
 
 	pruned := int64(0)
 	if retention > 0 {
-		pruned, err = st.Prune(ctx, now.Add(-retention).UnixNano())
+		pruned, err = rebuild.Prune(ctx, st, now.Add(-retention).UnixNano())
 		if err != nil {
 			return failure(e.stderr, fmt.Errorf("prune: %w", err))
 		}
@@ -96,12 +97,13 @@ func runRun(ctx context.Context, e env, args []string) int {
 		return failure(e.stderr, err)
 	}
 	if *parquetDir != "" {
-		if change.any || pruned > 0 || !hasParquet(*parquetDir) {
-			// Only the days an update touched are written again, so a
-			// night costs the same however long the history.
+		if change.any || !hasParquet(*parquetDir) {
+			// Only the days an update (or retention) touched are written
+			// again, or removed, so a night costs the same however long the
+			// history.
 			var days []string
-			if !change.all && pruned == 0 && hasParquet(*parquetDir) {
-				days = change.days()
+			if !change.all && hasParquet(*parquetDir) {
+				days = append([]string{}, change.days()...) // none, not nil (every day)
 			}
 			t0 := time.Now()
 			res, err := export.Export(ctx, st, *parquetDir, export.Options{Days: days})

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -305,6 +306,61 @@ func TestTwoNightsEqualOneRun(t *testing.T) {
 	for _, table := range nightlyParquetTables {
 		nightlyCompare(t, "Parquet "+table, pa[table], pb[table])
 	}
+}
+
+// TestRetentionStaysIncremental: with --keep, the night that drops old
+// data still updates only what changed (no full rebuild), and leaves what
+// one run over the same dumps with the same retention leaves. Retention
+// cuts at midnight through the straddling workload, so it drops whole
+// traces before midnight and keeps the straddling ones, some of them part
+// of a request whose other traces it dropped: those requests are built
+// again from what remains.
+func TestRetentionStaysIncremental(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates 24k spans and runs the nightly job four times")
+	}
+	night1, night2, _, _ := nightlySplit(nightlyGenerate(t, nightlyStraddleConfig()), nightlyMidnight)
+	cfg := nightlyStraddleConfig()
+	cfg.Seed, cfg.Requests, cfg.Start = 7, 2000, nightlyMidnight.Add(25*time.Hour)
+	night3 := nightlyGenerate(t, cfg)
+	dir := t.TempDir()
+	var dumps []string
+	for i, night := range [][]ptrace.Traces{night1, night2, night3} {
+		d := filepath.Join(dir, "dumps", fmt.Sprint(i+1))
+		nightlyWrite(t, filepath.Join(d, "traces.pb"), night)
+		dumps = append(dumps, d)
+	}
+	// Keep a day, counted back from the third night: the cut is midnight.
+	keep := []string{"--keep", "24h", "--now", nightlyMidnight.Add(24 * time.Hour).Format(time.RFC3339)}
+
+	dbA, pqA := filepath.Join(dir, "a.duckdb"), filepath.Join(dir, "parquet-a")
+	nightlyRun(t, "run", "--db", dbA, "--parquet", pqA, "--baseline", "all", dumps[0])
+	nightlyRun(t, "run", "--db", dbA, "--parquet", pqA, "--baseline", "all", dumps[1])
+	log := nightlyRun(t, append([]string{"run", "--db", dbA, "--parquet", pqA, "--baseline", "all"}, append(keep, dumps[2])...)...)
+	if strings.Contains(log, "from all spans") || !strings.Contains(log, "updated the logical requests") ||
+		!strings.Contains(log, "recomputed the baselines near") || strings.Contains(log, "dropped 0 spans") {
+		t.Errorf("the night that dropped data should update, not rebuild:\n%s", log)
+	}
+	st := nightlyOpen(t, dbA)
+	left := storetest.Count(t, st, `SELECT count(*) FROM requests WHERE start_ns < $1`, nightlyMidnight.UnixNano())
+	st.Close()
+	t.Logf("%d requests that started before the cut are kept, built from the traces that straddle it", left)
+
+	dbB, pqB := filepath.Join(dir, "b.duckdb"), filepath.Join(dir, "parquet-b")
+	nightlyRun(t, append([]string{"run", "--db", dbB, "--parquet", pqB, "--baseline", "all"}, append(keep, dumps...)...)...)
+
+	tablesA, tablesB := nightlyDumpTables(t, dbA), nightlyDumpTables(t, dbB)
+	for _, table := range nightlyTables {
+		nightlyCompare(t, "table "+table, tablesA[table], tablesB[table])
+	}
+	pa, pb := nightlyReadParquet(t, pqA), nightlyReadParquet(t, pqB)
+	for _, table := range nightlyParquetTables {
+		nightlyCompare(t, "Parquet "+table, pa[table], pb[table])
+	}
+	whole := func(db string) string {
+		return nightlyStdout(t, "report", "--db", db, "--baseline", "all", "--format", "json")
+	}
+	nightlyCompare(t, "JSON reports of the whole database", whole(dbA), whole(dbB))
 }
 
 // nightlyFile is what the no-op test remembers of a file.

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/retryscope/retryscope/internal/store"
@@ -131,19 +130,12 @@ func Run(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 // The requests of those traces are replaced; the rest stay as they were.
 func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) (Stats, error) {
 	var stats Stats
-	// The driver binds parameters per statement, so the file's statements
-	// run one at a time and only the first takes them.
-	for i, stmt := range strings.SplitAfter(queries.Get("rebuild_scope"), ";\n") {
-		if strings.TrimSpace(stmt) == "" {
-			continue
-		}
-		var args []any
-		if i == 0 {
-			args = []any{sinceFile, int64(opt.SplitWindow)}
-		}
-		if _, err := st.Conn.ExecContext(ctx, stmt, args...); err != nil {
-			return Stats{}, fmt.Errorf("scope the update: %w", err)
-		}
+	// Databases from before retention kept the derived tables lack it.
+	if _, err := st.Conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS rebuild_pending (trace_id VARCHAR NOT NULL)`); err != nil {
+		return Stats{}, err
+	}
+	if err := st.ExecScript(ctx, "rebuild_scope", sinceFile, int64(opt.SplitWindow)); err != nil {
+		return Stats{}, fmt.Errorf("scope the update: %w", err)
 	}
 	var lo, hi sql.NullInt64
 	if err := st.Conn.QueryRowContext(ctx, `SELECT min(start_ns), max(start_ns) FROM requests
@@ -159,6 +151,9 @@ func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) 
 		return Stats{}, err
 	}
 	if stats, err = build(ctx, st, opt); err != nil {
+		return stats, err
+	}
+	if _, err := st.Conn.ExecContext(ctx, `DELETE FROM rebuild_pending`); err != nil {
 		return stats, err
 	}
 	var nlo, nhi sql.NullInt64
@@ -251,7 +246,11 @@ func EnsureStats(ctx context.Context, st *store.Store, opt Options) (Stats, bool
 	if err != nil {
 		return Stats{}, false, err
 	}
-	if now == prev {
+	more, err := pending(ctx, st)
+	if err != nil {
+		return Stats{}, false, err
+	}
+	if now == prev && !more {
 		return Stats{}, false, nil
 	}
 	var kept int64

@@ -306,14 +306,22 @@ func (s *Store) CountSpans(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-// Prune deletes the traces that lie wholly before cutoffNS and returns how
-// many spans went.
-func (s *Store) Prune(ctx context.Context, cutoffNS int64) (int64, error) {
-	res, err := s.Conn.ExecContext(ctx, queries.Get("prune"), cutoffNS)
-	if err != nil {
-		return 0, err
+// ExecScript runs a query file's statements one by one: the driver binds
+// parameters per statement, so those that use them ($1...) get args.
+func (s *Store) ExecScript(ctx context.Context, name string, args ...any) error {
+	for _, stmt := range strings.SplitAfter(queries.Get(name), ";\n") {
+		if strings.TrimSpace(stmt) == "" {
+			continue
+		}
+		var a []any
+		if strings.Contains(stmt, "$1") {
+			a = args
+		}
+		if _, err := s.Conn.ExecContext(ctx, stmt, a...); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 	}
-	return res.RowsAffected()
+	return nil
 }
 
 // SetMemoryLimit changes DuckDB's memory limit, e.g. "256MB", and returns

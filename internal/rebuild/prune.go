@@ -1,0 +1,67 @@
+package rebuild
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/retryscope/retryscope/internal/store"
+)
+
+// Prune deletes the traces whose spans all started before cutoffNS (Unix
+// ns) and returns how many spans went. When requests have been rebuilt,
+// it also removes the requests built from those traces and leaves what
+// the next update needs to stay incremental (SPEC's retention must not
+// cost a full rebuild): the surviving traces of those requests to build
+// again, and the span of their starts for the baselines. All of it is one
+// transaction.
+func Prune(ctx context.Context, st *store.Store, cutoffNS int64) (int64, error) {
+	if _, err := st.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return 0, err
+	}
+	n, err := prune(ctx, st, cutoffNS)
+	if err != nil {
+		st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return 0, fmt.Errorf("prune: %w", err)
+	}
+	_, err = st.Conn.ExecContext(ctx, "COMMIT")
+	return n, err
+}
+
+func prune(ctx context.Context, st *store.Store, cutoffNS int64) (int64, error) {
+	if err := st.ExecScript(ctx, "prune", cutoffNS); err != nil {
+		return 0, err
+	}
+	defer st.Conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS prune_traces")
+	var traces int64
+	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM prune_traces`).Scan(&traces); err != nil || traces == 0 {
+		return 0, err
+	}
+	var derived int
+	err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables()
+		WHERE schema_name = 'main' AND table_name IN ('rebuild_state', 'requests', 'attempts')`).Scan(&derived)
+	if err != nil {
+		return 0, err
+	}
+	if derived == 3 {
+		if err := st.ExecScript(ctx, "prune_derived"); err != nil {
+			return 0, err
+		}
+	}
+	res, err := st.Conn.ExecContext(ctx, `DELETE FROM spans WHERE trace_id IN (SELECT trace_id FROM prune_traces)`)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// pending reports whether an earlier prune left traces to build again.
+func pending(ctx context.Context, st *store.Store) (bool, error) {
+	var n int
+	err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables()
+		WHERE schema_name = 'main' AND table_name = 'rebuild_pending'`).Scan(&n)
+	if err != nil || n == 0 {
+		return false, err
+	}
+	err = st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM rebuild_pending`).Scan(&n)
+	return n > 0, err
+}

@@ -45,22 +45,27 @@ var nightlyMidnight = time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 // exits 0; it returns stderr.
 func nightlyRun(t testing.TB, args ...string) string {
 	t.Helper()
+	_, stderr := nightlyExec(t, args)
+	return stderr
+}
+
+// nightlyExec runs the command in-process, fails the test unless it exits
+// 0, and returns stdout and stderr.
+func nightlyExec(t testing.TB, args []string) (string, string) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != exitOK {
 		t.Fatalf("retryscope %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
 	}
-	return stderr.String()
+	return stdout.String(), stderr.String()
 }
 
 // nightlyStdout runs the command in-process, fails the test unless it
 // exits 0, and returns stdout.
 func nightlyStdout(t testing.TB, args ...string) string {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != exitOK {
-		t.Fatalf("retryscope %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
-	}
-	return stdout.String()
+	stdout, _ := nightlyExec(t, args)
+	return stdout
 }
 
 // withoutWhy drops the report window's explanation, which says how the

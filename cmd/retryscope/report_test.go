@@ -329,4 +329,7 @@ func TestReportWindow(t *testing.T) {
 	if code, _, errOut := runReportCapture(t, "--db", dbPath, "--since", "yesterday"); code != exitUsage || !strings.Contains(errOut, "2026-11-29") {
 		t.Errorf("--since yesterday: exit %d, want %d with an example of the format: %s", code, exitUsage, errOut)
 	}
+	if code, _, errOut := runReportCapture(t, "--db", dbPath, "--since", untilText, "--until", sinceText); code != exitUsage || !strings.Contains(errOut, "not after") {
+		t.Errorf("an inverted window: exit %d, want %d saying so: %s", code, exitUsage, errOut)
+	}
 }

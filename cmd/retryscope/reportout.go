@@ -104,6 +104,9 @@ func (r *reportFlags) check() error {
 			return fmt.Errorf("--%s %q: want a time like 2026-11-29T06:00:00Z or a day like 2026-11-29", t.flag, t.val)
 		}
 	}
+	if !spec.Since.IsZero() && !spec.Until.IsZero() && !spec.Until.After(spec.Since) {
+		return fmt.Errorf("--until %s is not after --since %s", r.until, r.since)
+	}
 	if !spec.Since.IsZero() {
 		r.window.Since = spec.Since.UnixNano()
 	}

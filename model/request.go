@@ -18,7 +18,10 @@ const (
 	TriggerClientError    Trigger = "client_error" // 4xx other than 408/429: deterministic
 	TriggerCancelled      Trigger = "cancelled"
 	TriggerRejectedOutput Trigger = "rejected_output" // an evaluator turned a good answer down
-	TriggerUnknown        Trigger = "unknown"
+	// TriggerAbandoned: the caller gave up on an answer it was receiving
+	// (a stalled stream) and sent the same request again.
+	TriggerAbandoned Trigger = "abandoned"
+	TriggerUnknown   Trigger = "unknown"
 )
 
 // Linkage names the rule that grouped a logical request's attempts, so a

@@ -43,6 +43,14 @@
 --   backoff_at_ns, backoff_ms: every retry.backoff event (start of the wait
 --     and its length);
 --   input_tokens, output_tokens: token usage recorded on the span;
+--   request_params: the request parameters a re-send repeats (max tokens,
+--     temperature, top_p, stream flag, OpenInference's invocation
+--     parameters) as one "key=value;..." text, NULL when none is recorded;
+--   input_hash: a hash of the captured input (gen_ai.input.messages,
+--     gen_ai.prompt, OpenLLMetry's gen_ai.prompt.N.*, OpenInference's
+--     llm.input_messages.* or input.value), NULL when none is captured;
+--   retry_event_ns: times of the span's events that say an attempt failed
+--     or is retried ("exception", any name with "retry" in it);
 --   server_end_ns, server_model, server_output_tokens: from SERVER children
 --     (the callee), which are never attempts themselves;
 --   trace_hash: hash(trace_id), to slice the traces.
@@ -91,20 +99,33 @@ WITH a AS (
             TRY_CAST(attributes['gen_ai.usage.completion_tokens'] AS BIGINT),
             TRY_CAST(attributes['llm.token_count.completion'] AS BIGINT)) AS output_tokens,
         attributes['gen_ai.response.model'] IS NOT NULL AS has_response_model,
+        nullif(concat_ws(';',
+            'max_tokens=' || coalesce(attributes['gen_ai.request.max_tokens'], attributes['llm.request.max_tokens']),
+            'temperature=' || coalesce(attributes['gen_ai.request.temperature'], attributes['llm.request.temperature']),
+            'top_p=' || coalesce(attributes['gen_ai.request.top_p'], attributes['llm.request.top_p']),
+            'stream=' || coalesce(attributes['gen_ai.request.stream'], attributes['llm.is_streaming']),
+            'invocation=' || attributes['llm.invocation_parameters']), '') AS request_params,
+        coalesce(attributes['gen_ai.input.messages'], attributes['gen_ai.prompt'], attributes['input.value']) AS input_text,
+        CASE WHEN kind = 'client' THEN [x.key || '=' || x.value FOR x IN map_entries(attributes)
+            IF starts_with(x.key, 'gen_ai.prompt.') OR starts_with(x.key, 'llm.input_messages.')] END AS input_parts,
         coalesce(attributes['retryscope.rejected_output'] = 'true', false) AS rejected_attr,
         CASE WHEN len(events) > 0 THEN events END AS events
     FROM rebuild_source
 ),
 e AS (
     SELECT
-        a.* EXCLUDE (events),
+        a.* EXCLUDE (events, input_text, input_parts),
         [x.attributes['exception.type'] FOR x IN events IF x.name = 'exception'][1] AS exception_type,
+        -- Shifted to fit a signed BIGINT.
+        CASE WHEN input_text IS NOT NULL THEN (hash(input_text) >> 1)::BIGINT
+             WHEN len(input_parts) > 0 THEN (hash(list_sort(input_parts)) >> 1)::BIGINT END AS input_hash,
         rejected_attr OR coalesce(list_bool_or([x.name = 'evaluation.rejected' FOR x IN events]), false) AS rejected,
         coalesce(list_bool_or([x.name = 'Inbound message' FOR x IN events]), false) AS inbound,
         coalesce(list_bool_or([x.name = 'Outbound message' FOR x IN events]), false) AS outbound,
         list_min([x.time_ns FOR x IN events IF list_contains($3::VARCHAR[], x.name)]) AS first_token_ns,
         nullif([x.time_ns FOR x IN events IF x.name = 'retry.backoff'], []) AS backoff_at_ns,
-        nullif([TRY_CAST(x.attributes['retry.backoff_ms'] AS DOUBLE) FOR x IN events IF x.name = 'retry.backoff'], []) AS backoff_ms
+        nullif([TRY_CAST(x.attributes['retry.backoff_ms'] AS DOUBLE) FOR x IN events IF x.name = 'retry.backoff'], []) AS backoff_ms,
+        nullif([x.time_ns FOR x IN events IF x.name = 'exception' OR x.name ILIKE '%retry%'], []) AS retry_event_ns
     FROM a
 ),
 -- Joins between spans go by hash(trace_id, span_id): 8 bytes a key instead
@@ -181,7 +202,7 @@ SELECT
         WHEN e.status_code = 'error' OR e.error_type IS NOT NULL OR e.grpc_status <> 0 THEN 'unknown'
     END AS trigger,
     e.first_token_ns, e.backoff_at_ns, e.backoff_ms,
-    e.input_tokens, e.output_tokens,
+    e.input_tokens, e.output_tokens, e.request_params, e.input_hash, e.retry_event_ns,
     srv.server_end_ns, srv.server_model, srv.server_output_tokens,
     hash(e.trace_id) AS trace_hash
 FROM e

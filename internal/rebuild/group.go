@@ -27,6 +27,9 @@ type group struct {
 	linkage  model.Linkage
 	inferred bool
 	attached string // orphans: the trace root
+	// abandoned: attempts whose answer, though it looked fine, the caller
+	// gave up on and sent the request again.
+	abandoned map[*span]bool
 }
 
 // unit is one chain of sibling attempts under one parent.
@@ -117,11 +120,12 @@ func (b *builder) siblingGroups(spans []*span) []*siblings {
 
 // appLoops finds application retry loops: an INTERNAL span whose only
 // attempt-like children are SDK/GenAI CLIENT spans, each standing for its
-// own chain of transport attempts, that are tries of one operation, each
-// after a failed one. Such a span becomes a two-layer request. Orphaned
-// attempt chains (their SDK span was lost because the call threw) count as
-// tries of the innermost INTERNAL span around them, marked inferred. Every
-// other unit is a request of its own; orphans are attached to the root.
+// own chain of transport attempts, that are tries of one operation. Tries
+// that follow a failed try, or that re-send a try whose spans look
+// successful (loopRuns), become one two-layer request. Orphaned attempt
+// chains (their SDK span was lost because the call threw) count as tries of
+// the innermost INTERNAL span around them, marked inferred. Every other
+// unit is a request of its own; orphans are attached to the root.
 func (b *builder) appLoops(units, orphans []*unit, spans []*span, root *span) error {
 	byOwner := map[*span]*unit{}
 	for _, u := range units {
@@ -151,11 +155,11 @@ func (b *builder) appLoops(units, orphans []*unit, spans []*span, root *span) er
 	var groups []*group
 	for _, q := range loops {
 		tries := triesOf[q]
-		if g := loopGroup(q, tries, byOwner); g != nil {
-			for _, u := range tries {
+		for _, run := range loopRuns(q, tries, byOwner) {
+			for _, u := range run {
 				merged[u] = true
 			}
-			groups = append(groups, g)
+			groups = append(groups, loopGroup(q, run, len(run) == len(tries)))
 		}
 	}
 	for _, u := range units {
@@ -186,40 +190,114 @@ func (b *builder) appLoops(units, orphans []*unit, spans []*span, root *span) er
 	return nil
 }
 
-// loopGroup makes the two-layer request of loop span q over tries, or
-// returns nil when q is not a retry loop over exactly these tries.
-func loopGroup(q *span, tries []*unit, byOwner map[*span]*unit) *group {
+// loopRuns splits the tries of loop span q, in start order, into runs of
+// tries of one logical request, each try after the first linked to the one
+// before it (tryLinks); runs of a single try are left out. It returns nil
+// when q also makes other calls, so is not a plain retry loop.
+func loopRuns(q *span, tries []*unit, byOwner map[*span]*unit) [][]*unit {
 	for _, c := range q.children {
 		if c.attemptLike() && (byOwner[c] == nil || isAttempt(c)) {
-			return nil // q also makes other calls: not a plain retry loop
-		}
-	}
-	orphaned := false
-	for _, u := range tries {
-		orphaned = orphaned || u.owner == nil
-	}
-	if orphaned && len(tries) < 2 {
-		return nil
-	}
-	slices.SortStableFunc(tries, func(x, y *unit) int { return cmp.Compare(tryStart(x), tryStart(y)) })
-	for i := 1; i < len(tries); i++ {
-		prev, cur := tries[i-1], tries[i]
-		if !tryFailed(prev) || (prev.owner != nil && cur.owner != nil && wrapperOp(prev.owner) != wrapperOp(cur.owner)) {
 			return nil
 		}
 	}
-	g := &group{anchor: q, linkage: model.LinkWrapped}
-	if orphaned {
-		g.linkage, g.inferred, g.attached = model.LinkOrphan, true, q.key()
+	slices.SortStableFunc(tries, func(x, y *unit) int { return cmp.Compare(tryStart(x), tryStart(y)) })
+	links := tryLinks(q, tries)
+	var runs [][]*unit
+	for i := 0; i < len(tries); {
+		j := i + 1
+		for j < len(tries) && links[j] {
+			j++
+		}
+		// A lone try with its SDK span is still the loop's request: the
+		// loop span stands for it, with its layers.
+		if j-i >= 2 || (len(tries) == 1 && tries[0].owner != nil) {
+			runs = append(runs, tries[i:j])
+		}
+		i = j
 	}
-	for i, u := range tries {
+	return runs
+}
+
+// tryLinks says, for each try after the first, whether it retries the try
+// before it. It does when that try failed (visibly, or its SDK span was
+// lost because the call threw) and asked for the same thing; and when that
+// try looked successful but the caller sent the same request again
+// (resends) or the loop span recorded an exception or retry in between.
+// A successful-looking try followed by orphaned ones is linked when the
+// next try with an SDK span re-sends it, or, when none follows, when the
+// loop is shown to retry elsewhere.
+func tryLinks(q *span, tries []*unit) []bool {
+	links := make([]bool, len(tries))
+	var undecided []int
+	for i := 1; i < len(tries); i++ {
+		prev, cur := tries[i-1], tries[i]
+		switch {
+		case prev.owner == nil:
+			links[i] = true
+		case tryFailed(prev):
+			links[i] = cur.owner == nil || sameCall(prev.owner, cur.owner)
+		case cur.owner != nil:
+			links[i] = resentAfter(q, prev, cur)
+		default:
+			undecided = append(undecided, i)
+		}
+	}
+	retries := slices.Contains(links, true)
+	for _, i := range undecided {
+		prev := tries[i-1]
+		next := i
+		for next < len(tries) && tries[next].owner == nil {
+			next++
+		}
+		if next < len(tries) {
+			links[i] = resentAfter(q, prev, tries[next])
+		} else {
+			links[i] = retries || retryEventBetween(q, tryStart(prev), tryStart(tries[i]))
+		}
+	}
+	return links
+}
+
+// sameCall: two SDK calls are tries of one operation that asked for the
+// same thing, as far as their spans tell.
+func sameCall(a, b *span) bool {
+	return wrapperOp(a) == wrapperOp(b) && !otherRequest(a, b)
+}
+
+// resentAfter: try cur re-sends try prev, whose spans look successful.
+func resentAfter(q *span, prev, cur *unit) bool {
+	if resends(prev.owner, cur.owner) {
+		return true
+	}
+	return sameCall(prev.owner, cur.owner) && tryStart(cur) >= prev.owner.end &&
+		retryEventBetween(q, tryStart(prev), tryStart(cur))
+}
+
+// loopGroup makes the two-layer request of a run of tries of loop span q;
+// whole says the run is every try of q, which then stands for the request.
+// The last attempt of a try that looked successful, yet was followed by
+// another try or left the loop failed, was abandoned by its caller.
+func loopGroup(q *span, run []*unit, whole bool) *group {
+	g := &group{linkage: model.LinkWrapped, abandoned: map[*span]bool{}}
+	if whole {
+		g.anchor = q
+	}
+	for _, u := range run {
+		if u.owner == nil {
+			g.linkage, g.inferred, g.attached = model.LinkOrphan, true, q.key()
+		}
+	}
+	for i, u := range run {
 		for j, a := range u.attempts {
 			g.attempts = append(g.attempts, a)
 			g.tries = append(g.tries, []int{i + 1, j + 1})
 			g.owners = append(g.owners, u.owner)
 		}
+		if !tryFailed(u) && (i < len(run)-1 || (whole && q.failedItself())) {
+			g.abandoned[u.attempts[len(u.attempts)-1]] = true
+		}
 	}
-	g.layers = []int{len(tries), len(g.attempts)}
+	g.layers = []int{len(run), len(g.attempts)}
 	return g
 }
 
@@ -351,8 +429,8 @@ func hasWrapperChild(s *span) bool {
 // chainSiblings splits attempts (in start order) into chains of tries of
 // one logical request. Attempts of different operations never chain. A
 // counter decides when present (0: a first attempt); otherwise an attempt
-// continues the chain when it overlaps it (hedging) or when the chain's
-// last attempt failed or got no response. window > 0 also requires the
+// continues the chain when it overlaps it (hedging), when the chain's last
+// attempt failed or got no response, or when it re-sends that attempt. window > 0 also requires the
 // gap after that failure to be at most window nanoseconds.
 func chainSiblings(attempts []*span, window int64) [][]*span {
 	byOp := map[string][]*span{}
@@ -395,6 +473,10 @@ func chainOne(list []*span, window int64) [][]*span {
 			case a.start < reach:
 				join = true
 			case prev.failedItself() || !prev.hasResponse:
+				join = window <= 0 || gap <= window
+			case resends(prev, a):
+				// GenAI spans as the attempts themselves: an answer that
+				// looked fine, sent again.
 				join = window <= 0 || gap <= window
 			}
 		}

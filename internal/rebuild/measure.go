@@ -162,7 +162,9 @@ func multipliers(counts []int) []float64 {
 }
 
 // attemptTriggers classifies each attempt: its own failure; a rejection
-// recorded on the SDK span of the call whose answer it returned; with no
+// recorded on the SDK span of the call whose answer it returned; an answer
+// the caller gave up on and sent again (abandoned: the loop that grouped
+// the request says so, or a later attempt re-sends this one); with no
 // response at all, a timeout when another attempt came after it; with an
 // answer but another attempt started after it ended, unknown; with no
 // response while an overlapping attempt answered first, cancelled.
@@ -172,6 +174,9 @@ func attemptTriggers(g *group) []string {
 		out[i] = s.trigger
 		if o := g.owners[i]; out[i] == "" && o != nil && o.rejected && lastOfOwner(g, i) {
 			out[i] = string(model.TriggerRejectedOutput)
+		}
+		if out[i] == "" && g.abandoned[s] {
+			out[i] = string(model.TriggerAbandoned)
 		}
 		if out[i] != "" {
 			continue
@@ -184,6 +189,8 @@ func attemptTriggers(g *group) []string {
 			switch {
 			case !s.hasResponse && s.status != "ok" && later.start > s.start:
 				out[i] = string(model.TriggerTimeout)
+			case later.start >= s.end && resends(s, later):
+				out[i] = string(model.TriggerAbandoned)
 			case later.start >= s.end:
 				// Retried after it answered: its answer was not used, for a
 				// reason the spans do not show.

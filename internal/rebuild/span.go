@@ -28,6 +28,9 @@ type span struct {
 	firstToken                *int64
 	backoffs                  []interval
 	inputTokens, outputTokens *int64
+	requestParams             string  // what a re-send repeats; "" when not recorded
+	inputHash                 *int64  // the captured input; nil when not captured
+	retryEvents               []int64 // events saying something failed or is retried
 	serverEnd                 *int64
 	serverModel               string
 	serverOutput              *int64
@@ -60,13 +63,14 @@ func (s *span) opKey() string {
 func scanSpan(rows *sql.Rows) (*span, error) {
 	var s span
 	var parent, name, kind, service, status, msg, route, method, url, model, op, errType, reqKey, counter, trig, srvModel sql.NullString
-	var httpStatus, grpcStatus, retryIndex, firstToken, inTok, outTok, srvEnd, srvOut sql.NullInt64
+	var httpStatus, grpcStatus, retryIndex, firstToken, inTok, outTok, inHash, srvEnd, srvOut sql.NullInt64
 	var retryAfter sql.NullFloat64
-	var backoffAt, backoffMs any
+	var params sql.NullString
+	var backoffAt, backoffMs, retryEvents any
 	err := rows.Scan(&s.traceID, &s.spanID, &parent, &s.parentExported, &name, &kind, &service, &s.start, &s.end,
 		&status, &msg, &route, &method, &url, &model, &op, &httpStatus, &grpcStatus, &errType, &reqKey, &retryIndex,
 		&counter, &retryAfter, &s.rejected, &s.hasResponse, &trig, &firstToken, &backoffAt, &backoffMs,
-		&inTok, &outTok, &srvEnd, &srvModel, &srvOut)
+		&inTok, &outTok, &params, &inHash, &retryEvents, &srvEnd, &srvModel, &srvOut)
 	if err != nil {
 		return nil, fmt.Errorf("read span: %w", err)
 	}
@@ -76,7 +80,14 @@ func scanSpan(rows *sql.Rows) (*span, error) {
 	s.counterKind, s.trigger, s.serverModel = counter.String, trig.String, srvModel.String
 	s.httpStatus, s.grpcStatus, s.retryIndex = ptrInt(httpStatus), ptrInt(grpcStatus), ptrInt(retryIndex)
 	s.firstToken, s.inputTokens, s.outputTokens, s.serverEnd = ptrInt(firstToken), ptrInt(inTok), ptrInt(outTok), ptrInt(srvEnd)
-	s.serverOutput = ptrInt(srvOut)
+	s.serverOutput, s.inputHash, s.requestParams = ptrInt(srvOut), ptrInt(inHash), params.String
+	if times, ok := retryEvents.([]any); ok {
+		for _, t := range times {
+			if v, ok := t.(int64); ok {
+				s.retryEvents = append(s.retryEvents, v)
+			}
+		}
+	}
 	if retryAfter.Valid {
 		s.retryAfterS = &retryAfter.Float64
 	}

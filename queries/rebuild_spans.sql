@@ -115,7 +115,11 @@ WITH a AS (
 e AS (
     SELECT
         a.* EXCLUDE (events, input_text, input_parts),
-        [x.attributes['exception.type'] FOR x IN events IF x.name = 'exception'][1] AS exception_type,
+        -- An exception event alone is a handled exception (OTel records
+        -- them on spans that go on to succeed): it explains a failure, it
+        -- does not make one.
+        CASE WHEN status_code = 'error' OR error_type IS NOT NULL
+             THEN [x.attributes['exception.type'] FOR x IN events IF x.name = 'exception'][1] END AS exception_type,
         -- Shifted to fit a signed BIGINT.
         CASE WHEN input_text IS NOT NULL THEN (hash(input_text) >> 1)::BIGINT
              WHEN len(input_parts) > 0 THEN (hash(list_sort(input_parts)) >> 1)::BIGINT END AS input_hash,

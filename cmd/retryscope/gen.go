@@ -83,7 +83,7 @@ func parseGenFlags(args []string, stdout io.Writer) (gen.Config, genOutputs, err
 	fs.IntVar(&cfg.Requests, "requests", cfg.Requests, "logical requests to simulate")
 	fs.Float64Var(&cfg.Rate, "rate", cfg.Rate, "mean logical requests started per second")
 	start := fs.String("start", cfg.Start.Format(time.RFC3339), "time of the run's start (RFC 3339)")
-	shapes := fs.String("shapes", "all", "comma-separated trace shapes: explicit,resend,grpc,wrapped,split,orphan,hedge")
+	shapes := fs.String("shapes", "all", "comma-separated trace shapes: explicit,resend,grpc,wrapped,split,orphan,hedge (all), and the opt-in apploop,agent")
 	fs.IntVar(&cfg.Services, "services", 0, "name client services svc-01..svc-N (0: per-shape names such as checkout)")
 	faults := fs.String("faults", cfg.Faults.String(), `fault rates: 429, 5xx, reset, timeout per attempt; 4xx per request; reject per evaluated output; "none" for no faults`)
 	policy := fs.String("policy", string(cfg.Policy.Kind), "retry policy: none, fixed, full (full jitter) or decorrelated")

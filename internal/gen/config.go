@@ -19,6 +19,9 @@ const (
 	ShapeSplit    Shape = "split"
 	ShapeOrphan   Shape = "orphan"
 	ShapeHedge    Shape = "hedge"
+	// The opt-in shapes, never part of the default mix: they must be named.
+	ShapeAppLoop Shape = "apploop"
+	ShapeAgent   Shape = "agent"
 )
 
 // AllShapes returns every shape, in the order the package comment lists them.
@@ -26,8 +29,12 @@ func AllShapes() []Shape {
 	return []Shape{ShapeExplicit, ShapeResend, ShapeGRPC, ShapeWrapped, ShapeSplit, ShapeOrphan, ShapeHedge}
 }
 
+// OptInShapes returns the shapes that are used only when named.
+func OptInShapes() []Shape { return []Shape{ShapeAppLoop, ShapeAgent} }
+
 // ParseShapes reads a comma-separated shape list such as "explicit,grpc".
-// An empty string or "all" selects every shape.
+// An empty string or "all" selects every default shape (AllShapes); the
+// opt-in shapes are used only when named.
 func ParseShapes(s string) ([]Shape, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "all" {
@@ -49,7 +56,7 @@ func ParseShapes(s string) ([]Shape, error) {
 }
 
 func knownShape(s Shape) bool {
-	for _, known := range AllShapes() {
+	for _, known := range append(AllShapes(), OptInShapes()...) {
 		if s == known {
 			return true
 		}
@@ -58,8 +65,8 @@ func knownShape(s Shape) bool {
 }
 
 func shapeList() string {
-	names := make([]string, 0, len(AllShapes()))
-	for _, s := range AllShapes() {
+	names := make([]string, 0, len(AllShapes())+len(OptInShapes()))
+	for _, s := range append(AllShapes(), OptInShapes()...) {
 		names = append(names, string(s))
 	}
 	return strings.Join(names, ",")

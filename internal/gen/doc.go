@@ -167,6 +167,41 @@
 //
 // Most requests of every shape succeed on their first attempt.
 //
+// Two shapes are used only when named (--shapes apploop,agent), so the
+// default mix stays as it was:
+//
+// apploop (service support-bot-node; openai-node under OTel undici and
+// OpenLLMetry-JS): an INTERNAL "answer" span whose application loop makes
+// up to Policy.AppTries SDK calls, the last to api.anthropic.com
+// ("chat claude-3-5-haiku", whose tokenizer counts 1.1x the input tokens);
+// each call is a "chat gpt-4o-mini" CLIENT span with
+// gen_ai.request.max_tokens and gen_ai.request.temperature over undici POST
+// attempts (variant openai-node captures x-stainless-retry-count, from
+// "0" in each call; openai-node-nocapture does not). Every answer streams.
+// The instrumentation ends a call's span only when the call returns: the
+// span of a call that threw is never exported, and its attempts point at a
+// missing parent. A streamed attempt that would have succeeded may stall
+// (4x the mix's timeout rate, scaled in incidents): HTTP 200, part of the
+// answer received, then nothing until the app's idle watchdog gives up
+// 2-4 s later; its call span is exported with status unset, finish reasons
+// ["stop"] and usage, like a success, and the app loop re-sends the same
+// request (trigger abandoned). The SDK retries 429, 5xx, resets and
+// timeouts; the app loop retries what the SDK gave up on and stalls. Half
+// of the requests record an "exception" event (StreamIdleTimeoutError, the
+// span's status left unset) on the answer span when the app gives up on a
+// try. Backoff events: app waits on answer, SDK waits on the call span when
+// it was exported.
+//
+// agent (service research-agent): agent tasks of 2 to 5 steps under an
+// INTERNAL "agent.run" span; each step is an OpenLLMetry "chat gpt-4o"
+// CLIENT span (ended with ERROR when the call throws) over httpx POST
+// attempts, the same model and parameters every step, with a
+// "tool.web_search" INTERNAL span between steps. Each step's prompt holds
+// the previous prompt, answer and a tool result, so the input grows: the
+// steps are separate logical requests, not retries. A failed step ends the
+// task; the steps after it never run. When a task ran one step only, its
+// agent.run span stands for that request (layers [1, attempts]).
+//
 // # Truth
 //
 // WriteTruth writes {"schema":"retryscope.truth/v1", "seed", "params",
@@ -210,7 +245,7 @@
 //   - triggers: one per failed attempt, in start order (every attempt but
 //     the final one, and the final one too when the outcome is error):
 //     timeout, connection, rate_limited, server_error, client_error,
-//     cancelled, rejected_output.
+//     cancelled, rejected_output, abandoned (apploop: a stalled stream).
 //   - input_tokens, output_tokens: usage recorded on client spans (input
 //     counted once per span that has usage); duplicated_output_tokens: output
 //     of every attempt but the final one.

@@ -44,6 +44,10 @@ func (e *emitter) emit(r *simRequest) emitted {
 		return e.split(r)
 	case ShapeOrphan:
 		return e.orphan(r)
+	case ShapeAppLoop:
+		return e.appLoop(r)
+	case ShapeAgent:
+		return e.agentStep(r)
 	default:
 		return e.hedge(r)
 	}
@@ -198,7 +202,7 @@ func (r *simRequest) genAIAttempt(a *attempt, trace [16]byte, parent [8]byte) *s
 		s.set("http.response.status_code", a.httpStatus)
 	}
 	if a.outTokens > 0 {
-		r.usage(s, r.model, a.outTokens)
+		r.usage(s, a.route, r.model, a.outTokens)
 	}
 	r.genAIFailure(s, a)
 	r.responseDetails(s, a)
@@ -221,9 +225,9 @@ func (r *simRequest) genAIAttrs(s *span, rt *route, model string) {
 	s.set("server.port", rt.port)
 }
 
-func (r *simRequest) usage(s *span, model string, outTokens int) {
+func (r *simRequest) usage(s *span, rt *route, model string, outTokens int) {
 	s.set("gen_ai.response.model", model)
-	s.set("gen_ai.usage.input_tokens", r.inputTokens)
+	s.set("gen_ai.usage.input_tokens", r.inputTokensOn(rt))
 	s.set("gen_ai.usage.output_tokens", outTokens)
 }
 
@@ -233,8 +237,8 @@ func (r *simRequest) genAIFailure(s *span, a *attempt) {
 	p := provider(a.route)
 	var class, message string
 	switch a.fault {
-	case faultNone, faultRejected:
-		return
+	case faultNone, faultRejected, faultStalled:
+		return // a stalled stream returned: its span looks like a success
 	case faultRateLimited:
 		class, message = "RateLimitError", "Error code: 429 - rate limit exceeded"
 	case faultServerError:
@@ -284,7 +288,7 @@ func (r *simRequest) serverSpan(a *attempt, parent *span, ep endpoint) *span {
 	}
 	if rt.llm {
 		s.set("gen_ai.request.model", r.modelOn(rt))
-		s.set("gen_ai.usage.input_tokens", r.inputTokens)
+		s.set("gen_ai.usage.input_tokens", r.inputTokensOn(rt))
 		s.set("gen_ai.usage.output_tokens", a.serverOut)
 	}
 	return s

@@ -38,6 +38,7 @@ func Generate(cfg Config) (*Result, error) {
 		requests[i] = p.plan(i, t)
 	}
 	p.assignSplitWorkers(requests)
+	p.assignAgentRuns(requests)
 
 	sim := &simulation{cfg: cfg}
 	if cfg.Policy.Budget > 0 {
@@ -45,6 +46,8 @@ func Generate(cfg Config) (*Result, error) {
 	}
 	sim.run(requests)
 
+	// An agent task stops at a failed step: the steps after it never ran.
+	requests = slices.DeleteFunc(requests, func(r *simRequest) bool { return !r.done })
 	slices.SortStableFunc(requests, func(a, b *simRequest) int {
 		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.idx, b.idx))
 	})

@@ -66,6 +66,9 @@ func (p *planner) plan(idx int, arrival int64) *simRequest {
 		r.service = fmt.Sprintf("svc-%02d", 1+rng.IntN(p.cfg.Services))
 	}
 	r.stream = r.genAI && rng.Float64() < p.cfg.StreamShare
+	if r.shape == ShapeAppLoop {
+		r.stream = true // a chat UI's answers stream
+	}
 	r.layers = p.layers(r)
 	if r.arm == ArmNoRetry {
 		for i := range r.layers {
@@ -151,6 +154,10 @@ func (p *planner) planShape(r *simRequest) {
 		r.variant, r.service, r.primary, r.model, r.genAI = variantDropped, "answer-api", openai, "gpt-4o", true
 	case ShapeHedge:
 		r.variant, r.service, r.primary = variantHedged, "pricing-web", p.routes["quote-svc"]
+	case ShapeAppLoop:
+		p.planAppLoop(r)
+	case ShapeAgent:
+		p.planAgent(r)
 	}
 }
 
@@ -177,8 +184,11 @@ func (p *planner) layers(r *simRequest) []layerSpec {
 		}
 		call.retryOn = grpc
 		return []layerSpec{call}
-	case r.variant == variantNested || r.variant == variantNestedEval:
-		app := layerSpec{maxTries: pol.AppTries, kind: pol.Kind, baseMs: 4 * msOf(pol.Base), capMs: msOf(pol.Cap), retryOn: copyWith(transient, faultRejected)}
+	case r.nested():
+		// The app loop also retries a rejected output or a stalled stream;
+		// the SDK retries neither.
+		app := layerSpec{maxTries: pol.AppTries, kind: pol.Kind, baseMs: 4 * msOf(pol.Base), capMs: msOf(pol.Cap),
+			retryOn: copyWith(copyWith(transient, faultRejected), faultStalled)}
 		return []layerSpec{app, call}
 	case r.evaluator:
 		call.retryOn = copyWith(transient, faultRejected)

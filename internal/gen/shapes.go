@@ -230,8 +230,8 @@ func (e *emitter) sdkAttempt(r *simRequest, client httpClient, a *attempt, trace
 func (r *simRequest) llmSpan(family string, rt *route, model string, trace [16]byte, parent [8]byte, at interval, last *attempt) *span {
 	s := r.newSpan(genAIScope(rt, family), "chat "+model, ptrace.SpanKindClient, trace, parent, at.start, at.end)
 	r.genAIAttrs(s, rt, model)
-	if last.fault == faultNone || last.fault == faultRejected {
-		r.usage(s, model, last.outTokens)
+	if last.fault == faultNone || last.fault == faultRejected || last.fault == faultStalled {
+		r.usage(s, rt, model, last.outTokens)
 	}
 	r.genAIFailure(s, last)
 	return s

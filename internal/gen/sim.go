@@ -18,11 +18,12 @@ const (
 	faultClientError
 	faultCancelled
 	faultRejected
+	faultStalled // a stream that stopped; the application gave up on it
 )
 
 // trigger is the retry trigger the truth reports for a failed attempt.
 func (f faultKind) trigger() string {
-	return [...]string{"", "rate_limited", "server_error", "connection", "timeout", "client_error", "cancelled", "rejected_output"}[f]
+	return [...]string{"", "rate_limited", "server_error", "connection", "timeout", "client_error", "cancelled", "rejected_output", "abandoned"}[f]
 }
 
 // attempt is one physical try. Times are nanoseconds after Config.Start.
@@ -94,6 +95,8 @@ type simRequest struct {
 	layers    []layerSpec
 	worker    *splitWorker
 	next      *simRequest // split: the worker's next call
+	agent     *agentRun   // agent: the task this step belongs to
+	nextStep  *simRequest // agent: the step after this one, if it succeeds
 	chained   bool        // split: starts when its predecessor ends
 
 	tries      []int
@@ -114,8 +117,9 @@ type simRequest struct {
 	done            bool
 }
 
+// nested: an application loop around SDK calls around transport attempts.
 func (r *simRequest) nested() bool {
-	return r.variant == variantNested || r.variant == variantNestedEval
+	return r.shape == ShapeAppLoop || r.variant == variantNested || r.variant == variantNestedEval
 }
 
 // currentRoute is where the next attempt goes: the app loop's last try
@@ -385,6 +389,9 @@ func (s *simulation) finish(r *simRequest, final *attempt, ok bool, exhausted st
 	}
 	r.end = t + r.uniformMs(0.05, 2)
 	r.final, r.ok, r.exhausted, r.done = final, ok, exhausted, true
+	if r.nextStep != nil && ok {
+		s.push(r.end+r.uniformMs(20, 300), evBegin, r.nextStep, nil) // the agent's tool call
+	}
 	if r.next != nil {
 		// A batch worker moves on quickly after a success and sleeps long
 		// after a failure, so its next call is never mistaken for a retry.

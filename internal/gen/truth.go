@@ -201,7 +201,7 @@ func (r *simRequest) truth(out emitted, base int64) Request {
 			at.OutputTokens = a.outTokens
 			t.OutputTokens += a.outTokens
 			if a.outTokens > 0 {
-				t.InputTokens += r.inputTokens
+				t.InputTokens += r.inputTokensOn(a.route)
 			}
 			if a != r.final {
 				t.DuplicatedOutputTokens += a.outTokens
@@ -237,6 +237,9 @@ func (r *simRequest) counterfactualMs(out emitted) float64 {
 // attempt count), as counts, and, for two layers, the inner tries per outer try.
 func (r *simRequest) layerFigures() (multipliers []float64, counts []int, inner []int) {
 	n := len(r.attempts)
+	if r.agent != nil && r.agent.solo {
+		return []float64{1, float64(n)}, []int{1, n}, []int{n}
+	}
 	if !r.nested() {
 		return []float64{float64(n)}, []int{n}, nil
 	}

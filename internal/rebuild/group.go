@@ -208,9 +208,9 @@ func loopRuns(q *span, tries []*unit, byOwner map[*span]*unit) [][]*unit {
 		for j < len(tries) && links[j] {
 			j++
 		}
-		// A lone try with its SDK span is still the loop's request: the
-		// loop span stands for it, with its layers.
-		if j-i >= 2 || (len(tries) == 1 && tries[0].owner != nil) {
+		// A lone try is still the loop's request: the loop span stands
+		// for it, with its layers.
+		if j-i >= 2 || len(tries) == 1 {
 			runs = append(runs, tries[i:j])
 		}
 		i = j

@@ -55,7 +55,7 @@ type spanRec struct {
 
 var triggers = map[string]bool{
 	"timeout": true, "connection": true, "rate_limited": true, "server_error": true,
-	"client_error": true, "cancelled": true, "rejected_output": true, "unknown": true,
+	"client_error": true, "cancelled": true, "rejected_output": true, "abandoned": true, "unknown": true,
 }
 
 func loadSpans(t *testing.T, path string) (map[string]*spanRec, int) {

@@ -13,10 +13,12 @@ const fallbackTokenRatio = 1.25
 
 // sameInput says whether b sends a's input again: known is false when the
 // spans carry neither a captured input on both nor token counts on both.
-// Token counts of one model must match exactly; across models (a fallback)
-// only roughly, since tokenizers differ.
+// Captured inputs and token counts of one model must match exactly. Across
+// models (a fallback to another provider) the captured input is written in
+// each provider's own format and tokenizers differ, so only token counts
+// are compared, and only roughly.
 func sameInput(a, b *span) (same, known bool) {
-	if a.inputHash != nil && b.inputHash != nil {
+	if a.inputHash != nil && b.inputHash != nil && a.model == b.model {
 		return *a.inputHash == *b.inputHash, true
 	}
 	if a.inputTokens == nil || b.inputTokens == nil {

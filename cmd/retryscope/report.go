@@ -50,7 +50,7 @@ var linkageHelp = map[string]string{
 	"grpc":           "gRFC A72 Sent.* call span over Attempt.* spans",
 	"orphan":         "attempts whose parent span was never exported, grouped under it",
 	"split_inferred": "attempts in separate traces joined by client, operation, a failed predecessor and a short gap",
-	"wrapped":        "an SDK/GenAI client span over transport attempts (application loops included)",
+	"wrapped":        "an SDK/GenAI client span over transport attempts; application loops, re-sends included",
 	"explicit":       "retryscope.request.id / retryscope.attempt attributes",
 	"header":         "captured x-stainless-retry-count, amz-sdk-*, x-envoy-attempt-count headers",
 	"resend":         "http.request.resend_count or Envoy's retry.count on sibling attempts",

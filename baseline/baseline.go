@@ -144,6 +144,9 @@ type Options struct {
 	// (DefaultControlArm); every other value is a treatment arm.
 	ArmKey     string
 	ControlArm string
+	// Progress, when set, is told which step (a kind) is starting, as
+	// step i of n.
+	Progress func(step string, i, n int)
 	// Since and Until, when set, limit the work to what changed: only
 	// requests starting in [Since, Until] (Unix ns), and those near enough
 	// in time for their cohort to include one of them, get their baselines
@@ -297,7 +300,11 @@ func Compute(ctx context.Context, st *store.Store, opt Options) error {
 			return rollback(fmt.Errorf("baselines: keep the unchanged rows: %w", err))
 		}
 	}
-	for _, s := range opt.steps() {
+	steps := opt.steps()
+	for i, s := range steps {
+		if opt.Progress != nil {
+			opt.Progress(s.what, i+1, len(steps))
+		}
 		if err := s.exec(ctx, st); err != nil {
 			return rollback(fmt.Errorf("baselines: %s: %w", s.what, err))
 		}

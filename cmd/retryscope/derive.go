@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/retryscope/retryscope/baseline"
+	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/internal/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
@@ -55,7 +56,13 @@ func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, lo
 		return change, err
 	}
 	t0 := time.Now()
+	rep := progress.NewReporter(log)
+	opt.Progress = func(done, total int64) {
+		rep.Update(progress.Bar("rebuild", done, total, fmt.Sprintf("%d of %d spans grouped", done, total)))
+	}
+	rep.Update("rebuild: reading what every span says")
 	stats, rebuilt, err := rebuild.EnsureStats(ctx, st, opt)
+	rep.Done()
 	if err != nil {
 		return change, fmt.Errorf("rebuild requests: %w", err)
 	}
@@ -90,13 +97,18 @@ func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, lo
 		ranges = append(ranges, pending...)
 	}
 	t0 = time.Now()
+	rep = progress.NewReporter(log)
+	defer rep.Done()
+	stepDone := func(step string, i, n int) {
+		rep.Update(progress.Bar("baselines", int64(i-1), int64(n), step))
+	}
 	if change.all {
-		if err := baseline.Compute(ctx, st, baseline.Options{}); err != nil {
+		if err := baseline.Compute(ctx, st, baseline.Options{Progress: stepDone}); err != nil {
 			return change, fmt.Errorf("baselines: %w", err)
 		}
 	}
 	for _, r := range ranges {
-		bopt := baseline.Options{Since: r[0], Until: r[1]}
+		bopt := baseline.Options{Since: r[0], Until: r[1], Progress: stepDone}
 		reach, err := bopt.Reach()
 		if err != nil {
 			return change, err
@@ -114,6 +126,7 @@ func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, lo
 	if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_state_mark")); err != nil {
 		return change, err
 	}
+	rep.Done()
 	what := "computed baselines"
 	if !change.all {
 		what = "recomputed the baselines near the changed requests"

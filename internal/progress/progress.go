@@ -92,3 +92,60 @@ func Bar(label string, done, total int64, extra string) string {
 	}
 	return fmt.Sprintf("%s [%s] %3.0f%% %s", label, bar, frac*100, extra)
 }
+
+// DefaultEvery is how often a Reporter writes a plain line when its writer
+// is not a terminal.
+const DefaultEvery = 30 * time.Second
+
+// Reporter shows how a long step is getting on: a redrawn line on a
+// terminal; elsewhere (cron) a plain line at most every Every, the first
+// only after Every has passed, so short steps log nothing and long ones
+// show they are alive without filling the log.
+type Reporter struct {
+	line  *Line
+	w     io.Writer
+	Every time.Duration
+	now   func() time.Time
+	last  time.Time
+}
+
+// NewReporter reports on w: a *Line (drawn when it is active), a terminal,
+// or any other writer (plain lines).
+func NewReporter(w io.Writer) *Reporter {
+	r := &Reporter{w: w, Every: DefaultEvery, now: time.Now}
+	switch l := w.(type) {
+	case *Line:
+		r.w = l.w
+		if l.on {
+			r.line = l
+		}
+	default:
+		if IsTerminal(w) {
+			r.line = New(w)
+		}
+	}
+	r.last = r.now()
+	return r
+}
+
+// Update says where the step is.
+func (r *Reporter) Update(text string) {
+	if r == nil {
+		return
+	}
+	if r.line != nil {
+		r.line.Set(text)
+		return
+	}
+	if now := r.now(); now.Sub(r.last) >= r.Every {
+		r.last = now
+		fmt.Fprintln(r.w, text)
+	}
+}
+
+// Done clears the terminal line, so the step's summary stands alone.
+func (r *Reporter) Done() {
+	if r != nil && r.line != nil {
+		r.line.Clear()
+	}
+}

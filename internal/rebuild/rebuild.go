@@ -31,6 +31,9 @@ type Options struct {
 	// attempt in another trace of the same client and operation is taken as
 	// its retry (attempts split across traces). Default DefaultSplitWindow.
 	SplitWindow time.Duration
+	// Progress, when set, is told how many of the spans to group have been
+	// grouped.
+	Progress func(done, total int64)
 }
 
 // Keys names what the rebuild cannot guess: the attributes and events a
@@ -188,7 +191,7 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 		return stats, err
 	}
 	b := &builder{opt: opt, out: w}
-	err = readTraces(ctx, st.Conn, opt.Keys.withDefaults(), func(trace []*span) error {
+	err = readTraces(ctx, st.Conn, opt.Keys.withDefaults(), opt.Progress, func(trace []*span) error {
 		stats.Spans += len(trace)
 		return b.trace(trace)
 	})
@@ -311,8 +314,9 @@ func (o Options) fingerprint() string {
 }
 
 // readTraces extracts the span facts (rebuild_spans), then reads them back
-// slice by slice (rebuild_partition) and hands over one trace at a time.
-func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, each func([]*span) error) error {
+// slice by slice (rebuild_partition) and hands over one trace at a time,
+// telling progress (when set) how many of the spans it has handed over.
+func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(done, total int64), each func([]*span) error) error {
 	_, err := conn.ExecContext(ctx, queries.Get("rebuild_spans"), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model)
 	if err != nil {
 		return err
@@ -323,8 +327,16 @@ func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, each func([]*spa
 		return err
 	}
 	slices := max(1, (n+factsPerSlice-1)/factsPerSlice)
+	var done int64
+	counted := func(trace []*span) error {
+		done += int64(len(trace))
+		if progress != nil {
+			progress(done, n)
+		}
+		return each(trace)
+	}
 	for k := range slices {
-		if err := readSlice(ctx, conn, slices, k, each); err != nil {
+		if err := readSlice(ctx, conn, slices, k, counted); err != nil {
 			return err
 		}
 	}

@@ -108,9 +108,12 @@ func (r *simRequest) inputTokensOn(rt *route) int {
 	return r.inputTokens
 }
 
-// requestParams records the request parameters on an LLM span.
-func requestParams(s *span) {
-	s.set("gen_ai.request.max_tokens", maxTokensParam)
+// requestParams records the request parameters on an LLM span. Only the
+// Anthropic API requires max_tokens, so the OpenAI calls leave it out.
+func requestParams(s *span, rt *route) {
+	if provider(rt) == "anthropic" {
+		s.set("gen_ai.request.max_tokens", maxTokensParam)
+	}
 	s.set("gen_ai.request.temperature", temperatureParam)
 }
 
@@ -135,7 +138,7 @@ func (e *emitter) appLoop(r *simRequest) emitted {
 		inCall := r.attemptsOfCall(ci)
 		last := inCall[len(inCall)-1]
 		llm := r.llmSpan(undici.family, last.route, r.modelOn(last.route), trace, app.id, call, last)
-		requestParams(llm)
+		requestParams(llm, last.route)
 		if last.fault == faultNone || last.fault == faultStalled {
 			llm.set("gen_ai.response.finish_reasons", []string{"stop"})
 			llmOf[ci] = e.add(llm)
@@ -184,7 +187,7 @@ func (e *emitter) agentStep(r *simRequest) emitted {
 		run.task, run.solo = e.add(task), last == r
 	}
 	llm := r.llmSpan(httpx.family, r.primary, r.model, run.trace, run.span, interval{r.start, r.end}, r.final)
-	requestParams(llm)
+	requestParams(llm, r.primary)
 	e.add(llm)
 	out := emitted{anchor: llm}
 	if run.solo {

@@ -175,7 +175,8 @@
 // up to Policy.AppTries SDK calls, the last to api.anthropic.com
 // ("chat claude-3-5-haiku", whose tokenizer counts 1.1x the input tokens);
 // each call is a "chat gpt-4o-mini" CLIENT span with
-// gen_ai.request.max_tokens and gen_ai.request.temperature over undici POST
+// gen_ai.request.temperature (and max_tokens, which only Anthropic
+// requires, on the fallback) over undici POST
 // attempts (variant openai-node captures x-stainless-retry-count, from
 // "0" in each call; openai-node-nocapture does not). Every answer streams.
 // The instrumentation ends a call's span only when the call returns: the

@@ -1,5 +1,7 @@
 package rebuild
 
+import "strings"
+
 // A retry re-sends the same request. When a try's own spans say it
 // succeeded (a stream that stalled after HTTP 200 and was abandoned by the
 // caller's watchdog looks exactly like a success), the only evidence that
@@ -38,7 +40,7 @@ func otherRequest(a, b *span) bool {
 	if a.genAIOperation != "" && b.genAIOperation != "" && a.genAIOperation != b.genAIOperation {
 		return true
 	}
-	if a.requestParams != "" && b.requestParams != "" && a.requestParams != b.requestParams {
+	if paramsDiffer(a.requestParams, b.requestParams) {
 		return true
 	}
 	same, known := sameInput(a, b)
@@ -63,6 +65,27 @@ func resends(a, b *span) bool {
 func retryEventBetween(loop *span, from, to int64) bool {
 	for _, t := range loop.retryEvents {
 		if t >= from && t <= to {
+			return true
+		}
+	}
+	return false
+}
+
+// paramsDiffer: a parameter that both spans record has another value in
+// each. One recorded on one span only is no evidence: providers differ in
+// what they require (Anthropic needs max_tokens, OpenAI does not).
+func paramsDiffer(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	values := map[string]string{}
+	for _, kv := range strings.Split(a, ";") {
+		k, v, _ := strings.Cut(kv, "=")
+		values[k] = v
+	}
+	for _, kv := range strings.Split(b, ";") {
+		k, v, _ := strings.Cut(kv, "=")
+		if w, ok := values[k]; ok && w != v {
 			return true
 		}
 	}

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 
@@ -34,6 +35,7 @@ const stallPerTimeout = 4.0
 
 func (p *planner) planAppLoop(r *simRequest) {
 	r.variant = weighted(r.rng, []string{variantNodeCapture, variantNodeNoCapture}, []int{1, 1})
+	r.content = r.rng.Float64() < 0.5
 	r.service, r.genAI = "support-bot-node", true
 	r.primary, r.fallback = p.routes["api.openai.com"], p.routes["api.anthropic.com"]
 	r.model, r.fallbackModel = "gpt-4o-mini", "claude-3-5-haiku"
@@ -41,6 +43,7 @@ func (p *planner) planAppLoop(r *simRequest) {
 
 func (p *planner) planAgent(r *simRequest) {
 	r.variant, r.service, r.genAI = variantAgent, "research-agent", true
+	r.content = r.rng.Float64() < 0.5
 	r.primary, r.model = p.routes["api.openai.com"], "gpt-4o"
 }
 
@@ -108,13 +111,26 @@ func (r *simRequest) inputTokensOn(rt *route) int {
 	return r.inputTokens
 }
 
-// requestParams records the request parameters on an LLM span. Only the
-// Anthropic API requires max_tokens, so the OpenAI calls leave it out.
-func requestParams(s *span, rt *route) {
+// requestParams records the request parameters on an LLM span, and the
+// prompt when the instrumentation captures content. Only the Anthropic API
+// requires max_tokens, so the OpenAI calls leave it out; and it takes the
+// system prompt apart from the messages.
+func (r *simRequest) requestParams(s *span, rt *route) {
 	if provider(rt) == "anthropic" {
 		s.set("gen_ai.request.max_tokens", maxTokensParam)
 	}
 	s.set("gen_ai.request.temperature", temperatureParam)
+	if !r.content {
+		return
+	}
+	user := fmt.Sprintf(`{"role":"user","parts":[{"type":"text","content":"ticket %d, context of %d tokens"}]}`, r.idx, r.inputTokens)
+	system := `{"role":"system","parts":[{"type":"text","content":"You are the support assistant."}]}`
+	if provider(rt) == "anthropic" {
+		s.set("gen_ai.system_instructions", `[{"type":"text","content":"You are the support assistant."}]`)
+		s.set("gen_ai.input.messages", "["+user+"]")
+		return
+	}
+	s.set("gen_ai.input.messages", "["+system+","+user+"]")
 }
 
 // appLoop (service support-bot-node; openai-node under OTel undici and
@@ -138,7 +154,7 @@ func (e *emitter) appLoop(r *simRequest) emitted {
 		inCall := r.attemptsOfCall(ci)
 		last := inCall[len(inCall)-1]
 		llm := r.llmSpan(undici.family, last.route, r.modelOn(last.route), trace, app.id, call, last)
-		requestParams(llm, last.route)
+		r.requestParams(llm, last.route)
 		if last.fault == faultNone || last.fault == faultStalled {
 			llm.set("gen_ai.response.finish_reasons", []string{"stop"})
 			llmOf[ci] = e.add(llm)
@@ -187,7 +203,7 @@ func (e *emitter) agentStep(r *simRequest) emitted {
 		run.task, run.solo = e.add(task), last == r
 	}
 	llm := r.llmSpan(httpx.family, r.primary, r.model, run.trace, run.span, interval{r.start, r.end}, r.final)
-	requestParams(llm, r.primary)
+	r.requestParams(llm, r.primary)
 	e.add(llm)
 	out := emitted{anchor: llm}
 	if run.solo {

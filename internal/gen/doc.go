@@ -176,7 +176,9 @@
 // ("chat claude-3-5-haiku", whose tokenizer counts 1.1x the input tokens);
 // each call is a "chat gpt-4o-mini" CLIENT span with
 // gen_ai.request.temperature (and max_tokens, which only Anthropic
-// requires, on the fallback) over undici POST
+// requires, on the fallback) and, for half of the requests, the prompt
+// (gen_ai.input.messages; Anthropic's with the system prompt apart, in
+// gen_ai.system_instructions) over undici POST
 // attempts (variant openai-node captures x-stainless-retry-count, from
 // "0" in each call; openai-node-nocapture does not). Every answer streams.
 // The instrumentation ends a call's span only when the call returns: the
@@ -197,7 +199,8 @@
 // INTERNAL "agent.run" span; each step is an OpenLLMetry "chat gpt-4o"
 // CLIENT span (ended with ERROR when the call throws) over httpx POST
 // attempts, the same model and parameters every step, with a
-// "tool.web_search" INTERNAL span between steps. Each step's prompt holds
+// "tool.web_search" INTERNAL span between steps; half of the tasks capture
+// each step's prompt (gen_ai.input.messages). Each step's prompt holds
 // the previous prompt, answer and a tool result, so the input grows: the
 // steps are separate logical requests, not retries. A failed step ends the
 // task; the steps after it never run. When a task ran one step only, its

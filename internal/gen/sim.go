@@ -97,6 +97,7 @@ type simRequest struct {
 	next      *simRequest // split: the worker's next call
 	agent     *agentRun   // agent: the task this step belongs to
 	nextStep  *simRequest // agent: the step after this one, if it succeeds
+	content   bool        // apploop, agent: LLM spans capture the prompt
 	chained   bool        // split: starts when its predecessor ends
 
 	tries      []int

@@ -36,6 +36,7 @@ const stallPerTimeout = 4.0
 func (p *planner) planAppLoop(r *simRequest) {
 	r.variant = weighted(r.rng, []string{variantNodeCapture, variantNodeNoCapture}, []int{1, 1})
 	r.content = r.rng.Float64() < 0.5
+	r.stallLost = r.rng.Float64() < 0.5
 	r.service, r.genAI = "support-bot-node", true
 	r.primary, r.fallback = p.routes["api.openai.com"], p.routes["api.anthropic.com"]
 	r.model, r.fallbackModel = "gpt-4o-mini", "claude-3-5-haiku"
@@ -155,7 +156,7 @@ func (e *emitter) appLoop(r *simRequest) emitted {
 		last := inCall[len(inCall)-1]
 		llm := r.llmSpan(undici.family, last.route, r.modelOn(last.route), trace, app.id, call, last)
 		r.requestParams(llm, last.route)
-		if last.fault == faultNone || last.fault == faultStalled {
+		if last.fault == faultNone || last.fault == faultStalled && !r.stallLost {
 			llm.set("gen_ai.response.finish_reasons", []string{"stop"})
 			llmOf[ci] = e.add(llm)
 		}
@@ -229,4 +230,11 @@ func (r *simRequest) attemptsOfCall(ci int) []*attempt {
 		}
 	}
 	return out
+}
+
+// usageLost: the attempt's usage sat on a call span that was never
+// exported (an abandoned stream whose span the instrumentation never
+// ended), so no span records it.
+func (r *simRequest) usageLost(a *attempt) bool {
+	return a.fault == faultStalled && r.stallLost
 }

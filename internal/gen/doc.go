@@ -186,9 +186,10 @@
 // missing parent. A streamed attempt that would have succeeded may stall
 // (4x the mix's timeout rate, scaled in incidents): HTTP 200, part of the
 // answer received, then nothing until the app's idle watchdog gives up
-// 2-4 s later; its call span is exported with status unset, finish reasons
-// ["stop"] and usage, like a success, and the app loop re-sends the same
-// request (trigger abandoned). The SDK retries 429, 5xx, resets and
+// 2-4 s later; in half of the requests its call span is exported with
+// status unset, finish reasons ["stop"] and usage, like a success, in the
+// other half it is never ended (its HTTP 200 attempt is orphaned); the app
+// loop re-sends the same request (trigger abandoned). The SDK retries 429, 5xx, resets and
 // timeouts; the app loop retries what the SDK gave up on and stalls. Half
 // of the requests record an "exception" event (StreamIdleTimeoutError, the
 // span's status left unset) on the answer span when the app gives up on a

@@ -98,6 +98,7 @@ type simRequest struct {
 	agent     *agentRun   // agent: the task this step belongs to
 	nextStep  *simRequest // agent: the step after this one, if it succeeds
 	content   bool        // apploop, agent: LLM spans capture the prompt
+	stallLost bool        // apploop: an abandoned stream's call span is never ended
 	chained   bool        // split: starts when its predecessor ends
 
 	tries      []int

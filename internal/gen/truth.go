@@ -197,7 +197,7 @@ func (r *simRequest) truth(out emitted, base int64) Request {
 		if a.reached {
 			at.ServerEndNs = base + a.serverEnd
 		}
-		if r.genAI {
+		if r.genAI && !r.usageLost(a) {
 			at.OutputTokens = a.outTokens
 			t.OutputTokens += a.outTokens
 			if a.outTokens > 0 {

@@ -55,7 +55,20 @@
 --     (the callee), which are never attempts themselves;
 --   trace_hash: hash(trace_id), to slice the traces.
 CREATE OR REPLACE TEMP TABLE rebuild_facts AS
-WITH a AS (
+WITH attempt_parents AS (
+    SELECT DISTINCT hash(trace_id, parent_span_id) AS k
+    FROM rebuild_source
+    WHERE parent_span_id IS NOT NULL AND (kind = 'client' OR (kind = 'internal' AND name LIKE 'Attempt.%'))
+),
+-- The callee's SERVER spans under attempts are only summarised (srv): the
+-- attribute work below is spent on the others alone.
+kept AS (
+    SELECT s.*
+    FROM rebuild_source s
+    LEFT JOIN attempt_parents ap ON ap.k = hash(s.trace_id, s.span_id)
+    WHERE s.kind <> 'server' OR s.parent_span_id IS NULL OR ap.k IS NOT NULL
+),
+a AS (
     SELECT
         trace_id, span_id, parent_span_id, name, kind, service_name, start_ns, end_ns, status_code, status_message,
         -- Old HTTP semantic conventions (http.url, http.method,
@@ -110,7 +123,7 @@ WITH a AS (
             IF starts_with(x.key, 'gen_ai.prompt.') OR starts_with(x.key, 'llm.input_messages.')] END AS input_parts,
         coalesce(attributes['retryscope.rejected_output'] = 'true', false) AS rejected_attr,
         CASE WHEN len(events) > 0 THEN events END AS events
-    FROM rebuild_source
+    FROM kept
 ),
 e AS (
     SELECT
@@ -143,11 +156,6 @@ srv AS (
     FROM rebuild_source
     WHERE kind = 'server' AND parent_span_id IS NOT NULL
     GROUP BY ALL
-),
-attempt_parents AS (
-    SELECT DISTINCT hash(trace_id, parent_span_id) AS k
-    FROM rebuild_source
-    WHERE parent_span_id IS NOT NULL AND (kind = 'client' OR (kind = 'internal' AND name LIKE 'Attempt.%'))
 )
 SELECT
     e.trace_id, e.span_id, e.parent_span_id, p.k IS NOT NULL AS parent_exported,
@@ -211,6 +219,4 @@ SELECT
     hash(e.trace_id) AS trace_hash
 FROM e
 LEFT JOIN (SELECT hash(trace_id, span_id) AS k FROM rebuild_source) p ON p.k = hash(e.trace_id, e.parent_span_id)
-LEFT JOIN srv ON srv.k = hash(e.trace_id, e.span_id)
-LEFT JOIN attempt_parents ap ON ap.k = hash(e.trace_id, e.span_id)
-WHERE e.kind <> 'server' OR e.parent_span_id IS NULL OR ap.k IS NOT NULL;
+LEFT JOIN srv ON srv.k = hash(e.trace_id, e.span_id);

@@ -45,6 +45,7 @@
 --   input_tokens, output_tokens: token usage recorded on the span;
 --   server_end_ns, server_model, server_output_tokens: from SERVER children
 --     (the callee), which are never attempts themselves;
+--   attempt_max: the attempt cap a counter states (amz-sdk-request max=M);
 --   trace_hash: hash(trace_id), to slice the traces.
 CREATE OR REPLACE TEMP TABLE rebuild_facts AS
 WITH a AS (
@@ -183,6 +184,7 @@ SELECT
     e.first_token_ns, e.backoff_at_ns, e.backoff_ms,
     e.input_tokens, e.output_tokens,
     srv.server_end_ns, srv.server_model, srv.server_output_tokens,
+    TRY_CAST(regexp_extract(e.amz_request, 'max=(\d+)', 1) AS BIGINT) AS attempt_max,
     hash(e.trace_id) AS trace_hash
 FROM e
 LEFT JOIN (SELECT hash(trace_id, span_id) AS k FROM rebuild_source) p ON p.k = hash(e.trace_id, e.parent_span_id)

@@ -55,3 +55,13 @@ func (s CountShifts) Ranges(c Counts) WorkloadRanges {
 func add(c, d Counts) Counts {
 	return Counts{c.Requests + d.Requests, c.Attempts, c.Retried + d.Retried, c.RetriedOK + d.RetriedOK, c.Failed + d.Failed}
 }
+
+// Wide reports whether any figure has a range wider than a point.
+func (r WorkloadRanges) Wide() bool {
+	for _, x := range []Range{r.LogicalRequests, r.Amplification, r.RetryRate, r.RetrySuccessRate, r.FinalFailureRate} {
+		if x[0] != x[1] {
+			return true
+		}
+	}
+	return false
+}

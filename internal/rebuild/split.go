@@ -279,7 +279,7 @@ func retriedShare(measured, n float64) float64 {
 		return 0
 	}
 	p := (max(0, min(1, measured))*n + 0.5*2) / (n + 2)
-	return min(0.98, max(0.02, p))
+	return min(0.95, max(0.05, p))
 }
 
 // retryChance is the chance failure a is retried, at its attempt number.

@@ -44,11 +44,16 @@ func joinConcurrent(targets [][]*splitAttempt, sig *splitSignature, window int64
 			match(t, edges)
 			enforceCap(t, caps[serviceOf(t)])
 			if round == joinRounds-1 {
-				alts = append(alts, alternatives(t, edges)...)
+				cap := caps[serviceOf(t)]
+				alts = append(alts, alternatives(t, edges, func(f *splitAttempt) float64 { return sig.retryChance(f, cap) })...)
 			}
 		}
 		dens = learnDensity(targets)
-		inferCaps(targets, sig, caps)
+		if round > 0 {
+			// The first round's gaps come from the histogram, which has no
+			// attempt numbers: too coarse to tell where retries stop.
+			inferCaps(targets, sig, dens, caps, window)
+		}
 	}
 	return alts
 }
@@ -75,6 +80,8 @@ func (sig *splitSignature) density(d gapDensity, f *splitAttempt, g int64) float
 	if ctx == nil {
 		return all / sec
 	}
+	// A little of every position's gaps, so that a retry whose attempt
+	// number was miscounted can still be joined, at a lower weight.
 	return (0.9*knn(ctx, math.Log(sec)-shift) + 0.1*all) / sec
 }
 
@@ -386,47 +393,87 @@ func learnDensity(targets [][]*splitAttempt) gapDensity {
 }
 
 // inferCaps sets the attempt cap of a service with no explicit one: the
-// chain length at which chains most often end in a retried failure class,
-// when at least three do and few chains are longer.
-func inferCaps(targets [][]*splitAttempt, sig *splitSignature, caps map[string]int) {
-	ends := map[string]map[int]int{}
-	longest := map[string][]int{}
+// first attempt number at which failures of retried classes find a
+// plausible retry hardly more often than successes would (the background:
+// successes scored as if they had failed there), when at least three
+// failures reached it. Below the cap nearly every such failure has its
+// retry where the gaps say; at the cap only a stray attempt is there.
+// Both are scored without the cap, so a cap never confirms itself.
+func inferCaps(targets [][]*splitAttempt, sig *splitSignature, d gapDensity, caps map[string]int, window int64) {
+	byService := map[string][][]*splitAttempt{}
+	var services []string
 	for _, t := range targets {
 		svc := serviceOf(t)
 		if sig.caps[svc] > 0 {
 			continue
 		}
+		if byService[svc] == nil {
+			services = append(services, svc)
+		}
+		byService[svc] = append(byService[svc], t)
+	}
+	for _, svc := range services {
+		ts := byService[svc]
+		delete(caps, svc)
+		for k := 1; ; k++ {
+			atK := func(a *splitAttempt) bool { return a.pos == k && a.class != "" && sig.retried[a.class] > 0 }
+			failures, n := findsRetry(ts, sig, d, k, window, atK)
+			if n < 5 {
+				break
+			}
+			success := func(a *splitAttempt) bool { return a.class == "" }
+			bg, _ := findsRetry(ts, sig, d, k, window, success)
+			if bg < 0.9 && (failures-bg)/(1-bg) < 0.3 {
+				caps[svc] = k
+				break
+			}
+		}
+	}
+}
+
+// findsRetry is the share of the chosen attempts (at most 400 of them,
+// evenly spread) that have a later attempt on the target at a gap where
+// the density of retry gaps at attempt number pos is above the rate of
+// unrelated starts; n is how many were chosen.
+func findsRetry(targets [][]*splitAttempt, sig *splitSignature, d gapDensity, pos int, window int64, chosen func(*splitAttempt) bool) (share float64, n int) {
+	const probes = 400
+	for _, t := range targets {
 		for _, a := range t {
-			if a.next >= 0 || a.prev < 0 {
+			if chosen(a) {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 1, n
+	}
+	step := max(1, n/probes)
+	scored, hits, seen := 0, 0, 0
+	for _, t := range targets {
+		for i, a := range t {
+			if !chosen(a) {
 				continue
 			}
-			if ends[svc] == nil {
-				ends[svc] = map[int]int{}
+			seen++
+			if seen%step != 0 {
+				continue
 			}
-			longest[svc] = append(longest[svc], a.pos)
-			if a.class != "" && sig.retried[a.class] > 0 {
-				ends[svc][a.pos]++
+			scored++
+			probe := &splitAttempt{s: a.s, pos: pos}
+			for j := i + 1; j < len(t); j++ {
+				g := t[j].s.start - a.s.end
+				if t[j].s.start-a.s.start > window+(a.s.end-a.s.start) {
+					break
+				}
+				if g < 0 || g > window {
+					continue
+				}
+				if fg := sig.density(d, probe, g); fg > 0 && fg > backgroundRate(t, t[j].s.start) {
+					hits++
+					break
+				}
 			}
 		}
 	}
-	for svc, byLen := range ends {
-		best := 0
-		for l, c := range byLen {
-			if c > byLen[best] || (c == byLen[best] && l < best) {
-				best = l
-			}
-		}
-		if byLen[best] < 3 {
-			continue
-		}
-		longer := 0
-		for _, l := range longest[svc] {
-			if l > best {
-				longer++
-			}
-		}
-		if float64(longer) <= 0.2*float64(byLen[best]) {
-			caps[svc] = best
-		}
-	}
+	return float64(hits) / float64(scored), n
 }

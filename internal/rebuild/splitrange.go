@@ -8,7 +8,11 @@ import "math"
 // was nearly as likely as the chosen one; a join where one was nearly as
 // likely as none. Each is measured on its own, as the change it makes to
 // the request counts.
-func alternatives(t []*splitAttempt, edges []joinEdge) []alternative {
+//
+// A failure of a class that is retried, below the cap, with no candidate
+// at all was most likely retried where nothing shows it (by an attempt
+// counted as a request of its own): that too is an alternative.
+func alternatives(t []*splitAttempt, edges []joinEdge, retryChance func(*splitAttempt) float64) []alternative {
 	doubt := math.Log(joinDoubt)
 	byFrom := map[int][]joinEdge{}
 	for _, e := range edges {
@@ -18,6 +22,9 @@ func alternatives(t []*splitAttempt, edges []joinEdge) []alternative {
 	for i, f := range t {
 		cands := byFrom[i]
 		if len(cands) == 0 {
+			if f.next < 0 && retriedHere(f, retryChance(f)) {
+				out = append(out, lostRetry(t, i))
+			}
 			continue
 		}
 		chosen := math.Inf(-1)
@@ -54,6 +61,23 @@ func alternatives(t []*splitAttempt, edges []joinEdge) []alternative {
 		out = append(out, alternative{headOf(t, i), chainEdit(t, func(l *links) { l.link(i, e.to) })})
 	}
 	return out
+}
+
+// retriedHere: a failure with chance p of being retried is more than
+// 1/joinDoubt as likely retried as not.
+func retriedHere(f *splitAttempt, p float64) bool {
+	return f.class != "" && p > 0 && p/(1-p) >= 1/joinDoubt
+}
+
+// lostRetry is the change had failure i been retried by an attempt now
+// counted as a request of its own, taken to be a lone success (the common
+// case): one request and one failure fewer, one retried success more.
+func lostRetry(t []*splitAttempt, i int) alternative {
+	d := countDelta{requests: -1, failed: -1, retriedOK: 1}
+	if t[i].prev < 0 {
+		d.retried = 1
+	}
+	return alternative{headOf(t, i), d}
 }
 
 func edgeWeight(edges []joinEdge, to int) float64 {

@@ -21,9 +21,9 @@ import (
 //     first a histogram of that excess, then, per attempt number (or per
 //     captured Retry-After), a nearest-neighbour density of the gaps the
 //     previous round joined;
-//   - the attempt cap: the largest attempt count of the same service's
-//     explicit attempts (ids, counters), else the length at which the
-//     previous round's chains end in a retried class;
+//   - the attempt cap: the max=M the same service's counters state
+//     (amz-sdk-request), else the first attempt number at which failures
+//     find a plausible retry hardly more often than successes would;
 //   - the background rate of unrelated attempts on the target, around the
 //     time of each candidate.
 //
@@ -41,7 +41,7 @@ import (
 // Where the evidence is weak, the joiner records alternatives: a join that
 // was less than joinDoubt times likelier than leaving F unretried, a
 // candidate nearly as likely as the chosen one, a join nearly as likely as
-// none. Each alternative's effect on the request counts is stored with the
+// none, a failure that should have been retried but has no candidate. Each alternative's effect on the request counts is stored with the
 // request, and the report bounds every figure by the sum of the
 // alternatives that lower it and of those that raise it.
 

@@ -228,8 +228,9 @@ type linkageRow struct {
 
 // rangeMethod says how the workload ranges are made, in every format.
 const rangeMethod = "requests joined across traces by inference (split_inferred): each doubtful decision " +
-	"(an alternative at least 1/20 as likely: no join, another attempt, a join where none was made) " +
-	"is counted the way it lowers and the way it raises each count; the rates take the extreme counts"
+	"(an alternative at least 1/20 as likely: no join, another attempt, a join where none was made, a retry " +
+	"where a retried failure found no candidate) is counted the way it lowers and the way it raises each " +
+	"count; the rates take the extreme counts"
 
 // windowReport is the span of request start times a report covers; both
 // ends null when it covers every request.

@@ -180,6 +180,10 @@ func sequential(t []*splitAttempt) bool {
 	return true
 }
 
+// correlogramEvents bounds the successes per target whose followers
+// learnSignature counts.
+const correlogramEvents = 5000
+
 // learnSignature measures, on targets with concurrent requests, how many
 // same-target attempts start at each gap after a failure of each class and
 // after a success, and keeps the excess.
@@ -202,7 +206,13 @@ func learnSignature(targets [][]*splitAttempt, window int64, caps map[string]int
 			}
 			continue
 		}
+		stride := max(1, len(t)/correlogramEvents)
 		for i, a := range t {
+			// Every failure counts; successes, the bulk, are sampled so a
+			// busy target costs no more than correlogramEvents of them.
+			if a.class == "" && i%stride != 0 {
+				continue
+			}
 			h := hist[a.class]
 			if h == nil {
 				h = make([]float64, nbins)

@@ -114,9 +114,9 @@ func checkSplitFigures(t *testing.T, want, got splitFigures) {
 	wr, ws, wf := want.rates()
 	gr, gs, gf := got.rates()
 	rg := got.ranges
-	t.Logf("logical requests %d (truth %d) range %v; retry rate %.4f (truth %.4f) range %.4f; retry success %.4f (truth %.4f) range %.4f; "+
+	t.Logf("%s: logical requests %d (truth %d) range %v; retry rate %.4f (truth %.4f) range %.4f; retry success %.4f (truth %.4f) range %.4f; "+
 		"final failure %.4f (truth %.4f) range %.4f; amplification %.4f (truth %.4f) range %.4f; retried p50 %.1f ms (truth %.1f)",
-		got.counts.Requests, want.counts.Requests, rg.LogicalRequests, gr, wr, rg.RetryRate, gs, ws, rg.RetrySuccessRate,
+		t.Name(), got.counts.Requests, want.counts.Requests, rg.LogicalRequests, gr, wr, rg.RetryRate, gs, ws, rg.RetrySuccessRate,
 		gf, wf, rg.FinalFailureRate, float64(got.counts.Attempts)/float64(got.counts.Requests),
 		float64(want.counts.Attempts)/float64(want.counts.Requests), rg.Amplification, got.retriedP50, want.retriedP50)
 	if got.counts.Attempts != want.counts.Attempts {

@@ -126,16 +126,28 @@ func joinSplit(pool []*span, window int64) (chains [][]*span, inferred []bool, a
 		chains, inferred = append(chains, c), append(inferred, false)
 	}
 	targets := splitTargets(implicit)
-	sig := learnSignature(targets, window, caps)
-	var concurrent [][]*splitAttempt
+	// A retry policy belongs to a client: learn one signature per service.
+	byService := map[string][][]*splitAttempt{}
+	var services []string
 	for _, t := range targets {
-		if sequential(t) {
-			joinSequential(t, sig, window)
-		} else {
-			concurrent = append(concurrent, t)
+		svc := serviceOf(t)
+		if byService[svc] == nil {
+			services = append(services, svc)
 		}
+		byService[svc] = append(byService[svc], t)
 	}
-	alts = joinConcurrent(concurrent, sig, window)
+	for _, svc := range services {
+		sig := learnSignature(byService[svc], window, caps)
+		var concurrent [][]*splitAttempt
+		for _, t := range byService[svc] {
+			if sequential(t) {
+				joinSequential(t, sig, window)
+			} else {
+				concurrent = append(concurrent, t)
+			}
+		}
+		alts = append(alts, joinConcurrent(concurrent, sig, window)...)
+	}
 	for _, t := range targets {
 		for _, c := range chainsOf(t) {
 			chains, inferred = append(chains, c), append(inferred, len(c) > 1)
@@ -184,9 +196,11 @@ func sequential(t []*splitAttempt) bool {
 // learnSignature counts.
 const correlogramEvents = 5000
 
-// learnSignature measures, on targets with concurrent requests, how many
-// same-target attempts start at each gap after a failure of each class and
-// after a success, and keeps the excess.
+// learnSignature measures, on one service's targets with concurrent
+// requests, how many same-target attempts start at each gap after a
+// failure of each class and after a success, and keeps the excess; on its
+// targets worked one call at a time, how often each class is followed
+// within the window at all.
 func learnSignature(targets [][]*splitAttempt, window int64, caps map[string]int) *splitSignature {
 	sig := &splitSignature{retried: map[string]float64{}, caps: caps, gaps: map[string][]float64{}}
 	nbins := gapBin(window) + 1
@@ -276,6 +290,12 @@ func learnSignature(targets [][]*splitAttempt, window int64, caps map[string]int
 	for c := range sig.retried {
 		n := events[c] + seqEvents[c]
 		sig.retried[c] = retriedShare(sig.retried[c], n)
+		if seqFollowed[c] > 0 {
+			// On a target one client works alone, any attempt after the
+			// failure within the window is its retry: the class is retried,
+			// however rarely.
+			sig.retried[c] = max(sig.retried[c], 0.05)
+		}
 	}
 	return sig
 }

@@ -25,6 +25,9 @@ UPDATE rebuild_state SET spans = spans - (
     SELECT count(*) FROM spans
     WHERE trace_id IN (SELECT trace_id FROM prune_traces)
       AND file_id <= (SELECT max(max_file_id) FROM rebuild_state));
+CREATE TABLE IF NOT EXISTS join_alternatives (request_id VARCHAR NOT NULL, start_ns BIGINT NOT NULL,
+    d_requests INTEGER NOT NULL, d_retried INTEGER NOT NULL, d_retried_ok INTEGER NOT NULL, d_failed INTEGER NOT NULL);
+DELETE FROM join_alternatives WHERE request_id IN (SELECT request_id FROM prune_requests);
 DELETE FROM attempts WHERE request_id IN (SELECT request_id FROM prune_requests);
 DELETE FROM requests WHERE request_id IN (SELECT request_id FROM prune_requests);
 UPDATE rebuild_state SET requests = (SELECT count(*) FROM requests), attempts = (SELECT count(*) FROM attempts);

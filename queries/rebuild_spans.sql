@@ -53,6 +53,7 @@
 --     or is retried ("exception", any name with "retry" in it);
 --   server_end_ns, server_model, server_output_tokens: from SERVER children
 --     (the callee), which are never attempts themselves;
+--   attempt_max: the attempt cap a counter states (amz-sdk-request max=M);
 --   trace_hash: hash(trace_id), to slice the traces.
 CREATE OR REPLACE TEMP TABLE rebuild_facts AS
 WITH attempt_parents AS (
@@ -216,6 +217,7 @@ SELECT
     e.first_token_ns, e.backoff_at_ns, e.backoff_ms,
     e.input_tokens, e.output_tokens, e.request_params, e.input_hash, e.retry_event_ns,
     srv.server_end_ns, srv.server_model, srv.server_output_tokens,
+    TRY_CAST(regexp_extract(e.amz_request, 'max=(\d+)', 1) AS BIGINT) AS attempt_max,
     hash(e.trace_id) AS trace_hash
 FROM e
 LEFT JOIN (SELECT hash(trace_id, span_id) AS k FROM rebuild_source) p ON p.k = hash(e.trace_id, e.parent_span_id)

@@ -122,6 +122,23 @@ CREATE OR REPLACE TABLE requests (
     attached_to    VARCHAR
 );
 
+-- join_alternatives: for attempts joined across traces by inference (linkage
+--   split_inferred), each doubtful decision the rebuild took and what the
+--   request counts would be had it gone the other way: d_requests,
+--   d_retried, d_retried_ok, d_failed (changes in logical requests, retried
+--   requests, retried requests that succeeded, failed requests). request_id
+--   and start_ns name the request that holds the decision. A report bounds
+--   each figure by adding up the alternatives that lower it and those that
+--   raise it.
+CREATE OR REPLACE TABLE join_alternatives (
+    request_id   VARCHAR NOT NULL,
+    start_ns     BIGINT NOT NULL,
+    d_requests   INTEGER NOT NULL,
+    d_retried    INTEGER NOT NULL,
+    d_retried_ok INTEGER NOT NULL,
+    d_failed     INTEGER NOT NULL
+);
+
 -- rebuild_state: what the rebuilt tables were built from (span and file
 -- counts, the highest file_id, the rebuild's options), so a report knows
 -- when they are stale and an update knows which spans are new.

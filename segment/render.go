@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/retryscope/retryscope/model"
 )
 
 // tableWidth is the width WriteTable's lines fit in.
@@ -412,9 +414,13 @@ func WriteCSV(w io.Writer, res Result) error {
 			header = append(header, d.name+"_"+f)
 		}
 	}
+	for _, f := range rangedFigures {
+		header = append(header, f+"_lo", f+"_hi")
+	}
 	if err := cw.Write(header); err != nil {
 		return err
 	}
+	workload := Segment{Measures: res.Workload}
 	write := func(values []string, s *Segment) error {
 		m := &s.Measures
 		rec := append([]string(nil), values...)
@@ -431,13 +437,14 @@ func WriteCSV(w io.Writer, res Result) error {
 		for _, d := range csvDists {
 			rec = append(rec, distCells(d.get(m))...)
 		}
+		rec = append(rec, rangeCells(s == &workload, res.WorkloadRanges)...)
 		return cw.Write(rec)
 	}
 	all := make([]string, len(res.Dims))
 	for i := range all {
 		all[i] = "(all)"
 	}
-	if err := write(all, &Segment{Measures: res.Workload}); err != nil {
+	if err := write(all, &workload); err != nil {
 		return err
 	}
 	for i := range res.Segments {
@@ -447,6 +454,24 @@ func WriteCSV(w io.Writer, res Result) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// rangedFigures are the workload figures a report bounds when they rest
+// on joins inferred across traces, in model.WorkloadRanges order.
+var rangedFigures = []string{"logical_requests", "amplification", "retry_rate", "retry_success_rate", "final_failure_rate"}
+
+// rangeCells are the lowest and highest plausible values of rangedFigures
+// on the workload row, empty elsewhere.
+func rangeCells(workload bool, r *model.WorkloadRanges) []string {
+	cells := make([]string, 2*len(rangedFigures))
+	if !workload || r == nil {
+		return cells
+	}
+	for i, x := range []model.Range{r.LogicalRequests, r.Amplification, r.RetryRate, r.RetrySuccessRate, r.FinalFailureRate} {
+		cells[2*i] = strconv.FormatFloat(x[0], 'f', -1, 64)
+		cells[2*i+1] = strconv.FormatFloat(x[1], 'f', -1, 64)
+	}
+	return cells
 }
 
 func distCells(d Dist) []string {

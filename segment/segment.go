@@ -138,6 +138,10 @@ type Result struct {
 	Segments []Segment `json:"segments"`
 	// Notes say what was left out and why (e.g. no baselines table).
 	Notes []string `json:"notes,omitempty"`
+	// WorkloadRanges, when set, bound the workload figures that rest on
+	// joins inferred across traces; WriteCSV puts them on the workload
+	// row. Segments carry none.
+	WorkloadRanges *model.WorkloadRanges `json:"-"`
 }
 
 // Segment is one slice: its dimension values and the measures of its

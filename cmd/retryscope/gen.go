@@ -102,6 +102,7 @@ func parseGenFlags(args []string, stdout io.Writer) (gen.Config, genOutputs, err
 	fs.BoolVar(&cfg.Counterfactual, "counterfactual", false, "record in the truth each request's latency had its first attempt met no fault (counterfactual_ms)")
 	fs.Float64Var(&cfg.BigInputs, "big-inputs", 0, fmt.Sprintf("share of requests with %dx the prompt and %dx the output tokens that fail %dx as often (0: none)",
 		gen.BigInputFactor, gen.BigOutputFactor, gen.BigFaultScale))
+	fs.IntVar(&cfg.SplitWorkers, "split-workers", 0, "split shape: that many concurrent go-retryablehttp workers on three targets, each attempt a trace of its own (0: one sequential worker per shard)")
 	fs.IntVar(&cfg.BatchSpans, "batch-spans", cfg.BatchSpans, "spans per exported batch (one JSON line or proto message)")
 	fs.StringVar(&opts.format, "format", "json", "output format: json (OTLP/JSON lines) or proto (4-byte length-framed OTLP protobuf)")
 	fs.StringVarP(&opts.out, "output", "o", "", `traces file, "-" for stdout (required)`)
@@ -158,6 +159,9 @@ func parseGenFlags(args []string, stdout io.Writer) (gen.Config, genOutputs, err
 	}
 	if cfg.Experiment < 0 || cfg.Experiment > 1 || cfg.BigInputs < 0 || cfg.BigInputs > 1 {
 		return cfg, opts, fmt.Errorf("--experiment and --big-inputs must be from 0 to 1")
+	}
+	if cfg.SplitWorkers < 0 || cfg.SplitWorkers > 1000 {
+		return cfg, opts, fmt.Errorf("--split-workers must be from 0 to 1000")
 	}
 	return cfg, opts, nil
 }

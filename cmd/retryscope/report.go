@@ -49,7 +49,7 @@ const reportSchema = "retryscope.report/v1"
 var linkageHelp = map[string]string{
 	"grpc":           "gRFC A72 Sent.* call span over Attempt.* spans",
 	"orphan":         "attempts whose parent span was never exported, grouped under it",
-	"split_inferred": "attempts in separate traces joined by client, operation, a failed predecessor and a short gap",
+	"split_inferred": "attempts in traces of their own joined by the dump's retry signature (statuses retried, backoff gaps per attempt, attempt cap, background rate on the target); doubtful joins widen the plausible ranges",
 	"wrapped":        "an SDK/GenAI client span over transport attempts; application loops, re-sends included",
 	"explicit":       "retryscope.request.id / retryscope.attempt attributes",
 	"header":         "captured x-stainless-retry-count, amz-sdk-*, x-envoy-attempt-count headers",
@@ -175,6 +175,12 @@ type workloadReport struct {
 	TTFTMs                 allRetried `json:"ttft_ms"`
 	DuplicatedOutputTokens int64      `json:"duplicated_output_tokens"`
 
+	// Ranges bound the figures that rest on joins inferred across traces:
+	// the lowest and highest plausible value of each; both ends equal the
+	// figure when no join was in doubt.
+	Ranges      model.WorkloadRanges `json:"ranges"`
+	RangeMethod string               `json:"range_method"`
+
 	RetriedRequests       int64         `json:"retried_requests"`
 	FailedRequests        int64         `json:"failed_requests"`
 	DuplicatedAttempts    int64         `json:"duplicated_attempts"`
@@ -215,8 +221,16 @@ type linkageRow struct {
 	Attempts int64  `json:"attempts"`
 	Retried  int64  `json:"retried"`
 	Inferred int64  `json:"inferred"`
-	Example  string `json:"example"`
+	// InferredShare is Inferred over all the report's requests.
+	InferredShare float64 `json:"inferred_share"`
+	Example       string  `json:"example"`
 }
+
+// rangeMethod says how the workload ranges are made, in every format.
+const rangeMethod = "requests joined across traces by inference (split_inferred): each doubtful decision " +
+	"(an alternative at least 1/20 as likely: no join, another attempt, a join where none was made, a retry " +
+	"where a retried failure found no candidate) is counted the way it lowers and the way it raises each " +
+	"count; the rates take the extreme counts"
 
 // windowReport is the span of request start times a report covers; both
 // ends null when it covers every request.
@@ -318,11 +332,35 @@ func buildReport(ctx context.Context, st *store.Store, win model.Window) (*repor
 	if err != nil {
 		return nil, fmt.Errorf("linkage: %w", err)
 	}
+	for k := range rep.Linkage {
+		if w.LogicalRequests > 0 {
+			rep.Linkage[k].InferredShare = float64(rep.Linkage[k].Inferred) / float64(w.LogicalRequests)
+		}
+	}
+	if err := workloadRanges(ctx, st.Conn, w, retriedOK, lo, hi); err != nil {
+		return nil, fmt.Errorf("ranges: %w", err)
+	}
 	i := &rep.Ingest
 	if err := st.Conn.QueryRowContext(ctx, queries.Get("report_ingest")).Scan(&i.Files, &i.SpansRead, &i.Spans, &i.Rejected); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	return rep, nil
+}
+
+// workloadRanges bounds the workload figures by the alternatives recorded
+// for doubtful joins across traces (report_ranges).
+func workloadRanges(ctx context.Context, conn *sql.Conn, w *workloadReport, retriedOK, lo, hi int64) error {
+	var shifts model.CountShifts
+	d, u := &shifts.Down, &shifts.Up
+	err := conn.QueryRowContext(ctx, queries.Get("report_ranges"), lo, hi).Scan(&d.Requests, &d.Retried, &d.RetriedOK, &d.Failed,
+		&u.Requests, &u.Retried, &u.RetriedOK, &u.Failed)
+	if err != nil {
+		return err
+	}
+	w.Ranges = shifts.Ranges(model.Counts{Requests: w.LogicalRequests, Attempts: w.Attempts, Retried: w.RetriedRequests,
+		RetriedOK: retriedOK, Failed: w.FailedRequests})
+	w.RangeMethod = rangeMethod
+	return nil
 }
 
 func eachRow(ctx context.Context, conn *sql.Conn, query string, args []any, each func(*sql.Rows) error) error {
@@ -428,6 +466,9 @@ func workloadSections(rep *report, explain bool) []section {
 		{"hidden work (ms)", fmt.Sprintf("%.1f", wl.HiddenWorkMs)},
 		{"hidden output tokens", fmt.Sprint(wl.HiddenOutputTokens)},
 	}}}
+	if wl.Ranges.Wide() {
+		addRanges(&secs[0], wl.Ranges)
+	}
 
 	dist := [][]string{{"measure", "requests", "n", "mean", "p50", "p95", "p99"}}
 	add := func(name, who string, s model.Summary) {
@@ -462,11 +503,11 @@ func workloadSections(rep *report, explain bool) []section {
 		secs = append(secs, section{title: "Failed attempts by trigger", rows: trig, plainHeader: true})
 	}
 	if explain {
-		link := [][]string{{"rule", "requests", "retried", "inferred", "example request_id"}}
+		link := [][]string{{"rule", "requests", "retried", "inferred", "inferred share", "example request_id"}}
 		var meanings []string
 		for _, l := range rep.Linkage {
 			link = append(link, []string{l.Linkage, fmt.Sprint(l.Requests), fmt.Sprint(l.Retried),
-				fmt.Sprint(l.Inferred), l.Example})
+				fmt.Sprint(l.Inferred), fmt.Sprintf("%.4f", l.InferredShare), l.Example})
 			meanings = append(meanings, l.Linkage+": "+linkageHelp[l.Linkage])
 		}
 		meanings = append(meanings, "see one: SELECT * FROM attempts WHERE request_id = '<example>' ORDER BY ordinal")
@@ -474,6 +515,24 @@ func workloadSections(rep *report, explain bool) []section {
 			note: strings.Join(meanings, "\n  ")})
 	}
 	return secs
+}
+
+// addRanges adds a column with the plausible range of the figures that
+// rest on inferred joins, and says how it is made.
+func addRanges(sec *section, r model.WorkloadRanges) {
+	ranges := map[string]string{
+		"logical requests":                     fmt.Sprintf("%.0f - %.0f", r.LogicalRequests[0], r.LogicalRequests[1]),
+		"amplification (attempts per request)": fmt.Sprintf("%.4f - %.4f", r.Amplification[0], r.Amplification[1]),
+		"retry rate":                           fmt.Sprintf("%.4f - %.4f", r.RetryRate[0], r.RetryRate[1]),
+		"retry success rate":                   fmt.Sprintf("%.4f - %.4f", r.RetrySuccessRate[0], r.RetrySuccessRate[1]),
+		"final failure rate":                   fmt.Sprintf("%.4f - %.4f", r.FinalFailureRate[0], r.FinalFailureRate[1]),
+	}
+	sec.rows[0] = append(sec.rows[0], "plausible range")
+	for i := 1; i < len(sec.rows); i++ {
+		sec.rows[i] = append(sec.rows[i], ranges[sec.rows[i][0]])
+	}
+	sec.plainHeader = true
+	sec.note = "plausible range: " + rangeMethod
 }
 
 // writeReportTable prints the workload as aligned text for a terminal.

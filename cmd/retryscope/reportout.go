@@ -220,6 +220,11 @@ func (r *reportFlags) render(ctx context.Context, st *store.Store, w io.Writer) 
 	case "json":
 		return writeReportJSON(w, rep)
 	case "csv":
+		if len(r.spec.Where) == 0 {
+			// The workload row covers the report's window, as the ranges
+			// do; a --where filter narrows it, and the ranges are left out.
+			res.WorkloadRanges = &rep.Workload.Ranges
+		}
 		return segment.WriteCSV(w, res)
 	case "markdown":
 		return r.writeMarkdown(w, rep, res)

@@ -163,6 +163,10 @@ const (
 	PolicyFixed        PolicyKind = "fixed"
 	PolicyFull         PolicyKind = "full"         // full jitter: U(0, min(cap, base*2^(n-1)))
 	PolicyDecorrelated PolicyKind = "decorrelated" // min(cap, U(base, 3*previous sleep))
+	// policyExponential is go-retryablehttp's DefaultBackoff, base*2^(n-1)
+	// up to cap with no jitter, or exactly a 429's Retry-After; only the
+	// retryablehttp split variant uses it.
+	policyExponential PolicyKind = "exponential"
 )
 
 // ParsePolicyKind checks a policy name.
@@ -239,6 +243,13 @@ type Config struct {
 	// intrinsically slower than the rest (selection bias). The truth marks
 	// them (big).
 	BigInputs float64
+	// SplitWorkers, when > 0, makes the split shape a pool of that many
+	// concurrent go-retryablehttp workers behind otelhttp (variant
+	// retryablehttp): each worker takes the next call as soon as it is
+	// done with the last, to one of three targets, so requests on a target
+	// interleave and their attempts, each a trace of its own, are linked
+	// by nothing but time. Config.Rate stays the overall rate.
+	SplitWorkers int
 }
 
 // Policy-experiment arms, the values of ArmAttribute.
@@ -294,6 +305,9 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.Experiment < 0 || c.Experiment > 1 || c.BigInputs < 0 || c.BigInputs > 1 {
 		return c, fmt.Errorf("experiment and big-inputs shares must be from 0 to 1")
+	}
+	if c.SplitWorkers < 0 || c.SplitWorkers > 1000 {
+		return c, fmt.Errorf("split workers must be from 0 to 1000")
 	}
 	p := &c.Policy
 	if p.Kind == "" {

@@ -151,6 +151,29 @@
 // is a retry and one following a success is a new logical request. Backoff
 // events: on the failed attempt span (so after its end).
 //
+// With Config.SplitWorkers = N > 0 the split shape is instead variant
+// retryablehttp (service partner-sync): a pool of N concurrent workers of
+// one hashicorp/go-retryablehttp client behind otelhttp's Transport with no
+// span in the context. Each worker takes its next call after an
+// exponential pause (mean N/Config.Rate s, so Rate stays the overall rate)
+// whatever became of the last one; each call is a GET of one of three
+// targets (https://orders.partner.example/v1/orders,
+// https://stock.partner.example/v2/levels,
+// https://prices.partner.example/v1/quotes, each its own route with outage
+// windows listed as incidents). Every attempt is the root CLIENT span
+// "HTTP GET" of its own trace (scope
+// go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp) with
+// http.request.method, url.full, server.address,
+// network.protocol.version and, with a response,
+// http.response.status_code; for a status >= 400, error.type = the code
+// and status ERROR without a message; a transport error is an "exception"
+// event, error.type (*net.OpError, *url.Error) and status ERROR with the
+// Go error text. The policy is the library's default: up to 5 attempts;
+// 429, 5xx, resets and timeouts retried after 1 s, 2 s, 4 s, 8 s (no
+// jitter; a 429's Retry-After instead); a bad request is a 409 Conflict,
+// not retried. No backoff events. Requests on one target interleave, so
+// nothing but time links an attempt to the request it retries.
+//
 // orphan (service answer-api): a root SERVER span "POST /v1/answer" (scope
 // opentelemetry.instrumentation.fastapi; 200, or 500 with status ERROR) over
 // the wrapped/openai structure, except that the GenAI span is exported only
@@ -264,7 +287,7 @@
 // # Opt-in features
 //
 // Off by default, and absent from the output when off (params gains
-// experiment, counterfactual, big_inputs when set):
+// experiment, counterfactual, big_inputs, split_workers when set):
 //
 //   - Config.Experiment: a randomized policy experiment. Each request is in
 //     the control arm with that probability and then makes exactly one
@@ -280,6 +303,7 @@
 //     the prompt and 2x the output tokens, so slower on LLM routes, and 3x
 //     the per-attempt fault rates on every route, so retried requests are
 //     intrinsically slower than the rest.
+//   - Config.SplitWorkers: the retryablehttp split variant above.
 //
 // The arm and big draws come from a random stream of their own, so turning
 // the features on changes nothing else a request draws before its attempts.

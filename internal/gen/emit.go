@@ -63,11 +63,12 @@ type httpClient struct {
 }
 
 var (
-	okhttp   = httpClient{"io.opentelemetry.okhttp-3.0", "java", [2]string{"java.net.SocketException", "java.net.ConnectException"}, "java.net.SocketTimeoutException"}
-	javaHTTP = httpClient{"io.opentelemetry.java-http-client", "java", [2]string{"java.net.SocketException", "java.net.ConnectException"}, "java.net.http.HttpTimeoutException"}
-	httpx    = httpClient{"opentelemetry.instrumentation.httpx", "python", [2]string{"httpx.RemoteProtocolError", "httpx.ConnectError"}, "httpx.ReadTimeout"}
-	undici   = httpClient{"@opentelemetry/instrumentation-undici", "node", [2]string{"UND_ERR_SOCKET", "ECONNREFUSED"}, "timeout"}
-	envoy    = httpClient{"envoy", "envoy", [2]string{"connection_termination", "connection_failure"}, "timeout"}
+	okhttp     = httpClient{"io.opentelemetry.okhttp-3.0", "java", [2]string{"java.net.SocketException", "java.net.ConnectException"}, "java.net.SocketTimeoutException"}
+	javaHTTP   = httpClient{"io.opentelemetry.java-http-client", "java", [2]string{"java.net.SocketException", "java.net.ConnectException"}, "java.net.http.HttpTimeoutException"}
+	httpx      = httpClient{"opentelemetry.instrumentation.httpx", "python", [2]string{"httpx.RemoteProtocolError", "httpx.ConnectError"}, "httpx.ReadTimeout"}
+	undici     = httpClient{"@opentelemetry/instrumentation-undici", "node", [2]string{"UND_ERR_SOCKET", "ECONNREFUSED"}, "timeout"}
+	otelhttpGo = httpClient{"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp", "go", [2]string{"*net.OpError", "*net.OpError"}, "*url.Error"}
+	envoy      = httpClient{"envoy", "envoy", [2]string{"connection_termination", "connection_failure"}, "timeout"}
 )
 
 // endpoint is what an attempt calls.

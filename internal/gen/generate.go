@@ -24,6 +24,9 @@ func Generate(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	routes := newRoutes()
+	if cfg.SplitWorkers > 0 {
+		routes = append(routes, retryableRoutes()...)
+	}
 	p := &planner{cfg: cfg, routes: make(map[string]*route, len(routes))}
 	for _, rt := range routes {
 		p.routes[rt.host] = rt

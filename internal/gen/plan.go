@@ -3,27 +3,29 @@ package gen
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 )
 
 // Variants within a shape. Each changes the conventions the trace uses, not
 // the simulation.
 const (
-	variantAttrsHTTP  = "attrs-http"  // explicit: retryscope.* attributes on okhttp attempts
-	variantAttrsLLM   = "attrs-llm"   // explicit: retryscope.* attributes on gen_ai attempt spans
-	variantEvaluator  = "evaluator"   // explicit: gen_ai attempts retried when a check rejects them
-	variantStainless  = "stainless"   // explicit: x-stainless-retry-count header only
-	variantAWS        = "aws"         // explicit: amz-sdk-invocation-id + amz-sdk-request headers
-	variantEnvoy      = "envoy"       // explicit: x-envoy-attempt-count; resend: retry.count
-	variantJava       = "java"        // resend: http.request.resend_count
-	variantGRPC       = "a72"         // grpc
-	variantOpenAI     = "openai"      // wrapped: one SDK call, python httpx transport
-	variantAnthropic  = "anthropic"   // wrapped: one SDK call, node undici transport
-	variantNested     = "nested"      // wrapped: app loop around SDK calls, fallback provider
-	variantNestedEval = "nested-eval" // wrapped: nested, the app loop also rejects outputs
-	variantPlain      = "plain"       // split: nothing links the attempts but time and operation
-	variantAWSID      = "aws-id"      // split: a shared amz-sdk-invocation-id
-	variantDropped    = "dropped-llm" // orphan
-	variantHedged     = "hedged"      // hedge
+	variantAttrsHTTP  = "attrs-http"    // explicit: retryscope.* attributes on okhttp attempts
+	variantAttrsLLM   = "attrs-llm"     // explicit: retryscope.* attributes on gen_ai attempt spans
+	variantEvaluator  = "evaluator"     // explicit: gen_ai attempts retried when a check rejects them
+	variantStainless  = "stainless"     // explicit: x-stainless-retry-count header only
+	variantAWS        = "aws"           // explicit: amz-sdk-invocation-id + amz-sdk-request headers
+	variantEnvoy      = "envoy"         // explicit: x-envoy-attempt-count; resend: retry.count
+	variantJava       = "java"          // resend: http.request.resend_count
+	variantGRPC       = "a72"           // grpc
+	variantOpenAI     = "openai"        // wrapped: one SDK call, python httpx transport
+	variantAnthropic  = "anthropic"     // wrapped: one SDK call, node undici transport
+	variantNested     = "nested"        // wrapped: app loop around SDK calls, fallback provider
+	variantNestedEval = "nested-eval"   // wrapped: nested, the app loop also rejects outputs
+	variantPlain      = "plain"         // split: nothing links the attempts but time and operation
+	variantAWSID      = "aws-id"        // split: a shared amz-sdk-invocation-id
+	variantDropped    = "dropped-llm"   // orphan
+	variantHedged     = "hedged"        // hedge
+	variantRetryable  = "retryablehttp" // split: concurrent go-retryablehttp workers, Config.SplitWorkers
 )
 
 // layerSpec is one retry loop. Requests have one layer, or two (app loop
@@ -229,6 +231,10 @@ func (p *planner) assignSplitWorkers(requests []*simRequest) {
 	if len(split) == 0 {
 		return
 	}
+	if p.cfg.SplitWorkers > 0 {
+		p.assignRetryableWorkers(split)
+		return
+	}
 	workers := make([]*splitWorker, (len(split)+7)/8)
 	last := make([]*simRequest, len(workers))
 	for i, r := range split {
@@ -251,6 +257,68 @@ func (p *planner) newSplitWorker(first *simRequest, shard int) *splitWorker {
 		w.variant, w.route = variantAWSID, p.routes["sqs.us-east-1.amazonaws.com"]
 	}
 	return w
+}
+
+// Targets of the retryablehttp variant: three partner APIs, each with its
+// own outage windows.
+var retryableTargets = []endpoint{
+	{"GET", "https://orders.partner.example/v1/orders", "/v1/orders"},
+	{"GET", "https://stock.partner.example/v2/levels", "/v2/levels"},
+	{"GET", "https://prices.partner.example/v1/quotes", "/v1/quotes"},
+}
+
+// retryableRoutes are the servers behind retryableTargets; they exist only
+// with Config.SplitWorkers, so other runs keep their routes and incidents.
+func retryableRoutes() []*route {
+	var out []*route
+	for _, t := range retryableTargets {
+		host := hostOf(t.url)
+		out = append(out, &route{host: host, port: 443, callee: strings.Split(host, ".")[0] + "-api", baseMs: 25, perInflight: 2,
+			jitterMs: 30, netMs: 3, timeoutMs: 2000, capacity: 25, faultScale: 1,
+			incidentShare: 0.04, incidentMs: 6000, incidentScale: 8})
+	}
+	return out
+}
+
+// assignRetryableWorkers hands the split requests round-robin to
+// Config.SplitWorkers workers of one go-retryablehttp client (DefaultRetryPolicy
+// and DefaultBackoff: up to 5 attempts, 1 s doubling to at most 30 s,
+// Retry-After honoured on 429; connection errors, 429 and 5xx are retried,
+// other 4xx not). Each call goes to one of three targets; a bad request
+// there is a 409 Conflict.
+func (p *planner) assignRetryableWorkers(split []*simRequest) {
+	workers := make([]*splitWorker, p.cfg.SplitWorkers)
+	last := make([]*simRequest, len(workers))
+	transient := map[faultKind]bool{faultRateLimited: true, faultServerError: true, faultReset: true, faultTimeout: true}
+	for i, r := range split {
+		w := i % len(workers)
+		if workers[w] == nil {
+			workers[w] = &splitWorker{variant: variantRetryable, service: "partner-sync", shard: w + 1}
+		} else {
+			last[w].next = r
+			r.chained = true
+		}
+		last[w] = r
+		target := r.rng.IntN(len(retryableTargets))
+		r.worker, r.target = workers[w], retryableTargets[target]
+		r.variant, r.service = variantRetryable, workers[w].service
+		r.primary = p.routes[hostOf(r.target.url)]
+		r.naive, r.backoffEvents = false, false
+		if r.clientErrorStatus != 0 {
+			r.clientErrorStatus = 409
+		}
+		tries := 5
+		if r.arm == ArmNoRetry {
+			tries = 1
+		}
+		r.layers = []layerSpec{{maxTries: tries, kind: policyExponential, baseMs: 1000, capMs: 30000, retryOn: transient}}
+		r.thinkMeanMs = float64(p.cfg.SplitWorkers) / p.cfg.Rate * 1000
+	}
+}
+
+func hostOf(url string) string {
+	host, _, _ := strings.Cut(strings.TrimPrefix(url, "https://"), "/")
+	return host
 }
 
 func pick[T any](rng *rand.Rand, options []T) T { return options[rng.IntN(len(options))] }

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"strconv"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -275,6 +276,9 @@ func (e *emitter) nestedWrapped(r *simRequest) emitted {
 // split: no trace was open, so every attempt is the root of its own trace.
 func (e *emitter) split(r *simRequest) emitted {
 	w := r.worker
+	if w.variant == variantRetryable {
+		return e.retryable(r)
+	}
 	ep := endpoint{"PUT", fmt.Sprintf("https://ingest.internal/v1/batch/%d", w.shard), "/v1/batch/{shard}"}
 	if w.variant == variantAWSID {
 		ep = endpoint{"POST", fmt.Sprintf("https://sqs.us-east-1.amazonaws.com/123456789012/jobs-%d", w.shard), "/{account}/{queue}"}
@@ -292,6 +296,44 @@ func (e *emitter) split(r *simRequest) emitted {
 	}
 	out.anchor = out.attempts[0]
 	out.gapSplit = r.emitBackoff(func(w wait) *span { return out.attempts[attemptIndex(r, w.after)] })
+	return out
+}
+
+// retryable: go-retryablehttp over otelhttp's Transport with no span in the
+// context, so each attempt is the root "HTTP GET" span of its own trace.
+// otelhttp sets status ERROR without a message and error.type = the code
+// for any status >= 400; a transport error is an exception event and
+// status ERROR with the error's text. Nothing on the spans says which
+// request or which attempt they are.
+func (e *emitter) retryable(r *simRequest) emitted {
+	var out emitted
+	for _, a := range r.attempts {
+		s := r.newSpan(otelhttpGo.scope, "HTTP "+r.target.method, ptrace.SpanKindClient, r.traceID(), [8]byte{}, a.start, a.end)
+		s.set("http.request.method", r.target.method)
+		s.set("url.full", r.target.url)
+		s.set("server.address", a.route.host)
+		s.set("network.protocol.version", "1.1")
+		switch {
+		case a.httpStatus != 0:
+			s.set("http.response.status_code", a.httpStatus)
+			if a.httpStatus >= 400 {
+				s.set("error.type", strconv.Itoa(a.httpStatus))
+				s.fail("")
+			}
+		case a.fault == faultReset:
+			message := "read tcp 10.0.3.7:41872->" + a.route.host + ":443: read: connection reset by peer"
+			if !a.reached {
+				message = "dial tcp " + a.route.host + ":443: connect: connection refused"
+			}
+			r.exception(s, a, "*net.OpError", message)
+		case a.fault == faultTimeout:
+			r.exception(s, a, "*url.Error", "context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
+		}
+		r.responseDetails(s, a)
+		out.attempts = append(out.attempts, e.add(s))
+		e.server(r, a, s, r.target)
+	}
+	out.anchor = out.attempts[0]
 	return out
 }
 

@@ -100,6 +100,10 @@ type simRequest struct {
 	content   bool        // apploop, agent: LLM spans capture the prompt
 	stallLost bool        // apploop: an abandoned stream's call span is never ended
 	chained   bool        // split: starts when its predecessor ends
+	// retryablehttp split variant: the target called, and the worker's
+	// mean pause between calls.
+	target      endpoint
+	thinkMeanMs float64
 
 	tries      []int
 	sleeps     []float64 // previous backoff per layer (decorrelated jitter)
@@ -376,6 +380,11 @@ func (r *simRequest) backoffMs(layer int, a *attempt) float64 {
 		prev := max(r.sleeps[layer], l.baseMs)
 		d = min(l.capMs, l.baseMs+r.rng.Float64()*(3*prev-l.baseMs))
 		r.sleeps[layer] = d
+	case policyExponential:
+		d = min(l.capMs, l.baseMs*math.Pow(2, float64(n-1)))
+		if a.fault == faultRateLimited && a.retryAfterS > 0 {
+			return float64(a.retryAfterS) * 1000
+		}
 	}
 	if a.fault == faultRateLimited && !r.naive {
 		d = max(d, float64(a.retryAfterS)*1000)
@@ -398,7 +407,12 @@ func (s *simulation) finish(r *simRequest, final *attempt, ok bool, exhausted st
 		// A batch worker moves on quickly after a success and sleeps long
 		// after a failure, so its next call is never mistaken for a retry.
 		think := r.uniformMs(5, 80)
-		if !ok {
+		switch {
+		case r.thinkMeanMs > 0:
+			// A pool worker takes its next call after a short pause,
+			// whatever became of the last one.
+			think = ns(1 + r.rng.ExpFloat64()*r.thinkMeanMs)
+		case !ok:
 			think = r.uniformMs(30000, 60000)
 		}
 		s.push(r.end+think, evBegin, r.next, nil)

@@ -68,6 +68,7 @@ type Params struct {
 	Experiment     float64 `json:"experiment,omitempty"`
 	Counterfactual bool    `json:"counterfactual,omitempty"`
 	BigInputs      float64 `json:"big_inputs,omitempty"`
+	SplitWorkers   int     `json:"split_workers,omitempty"`
 }
 
 // Workload holds the whole-run figures, derived from Requests.
@@ -152,7 +153,7 @@ func paramsOf(cfg Config) Params {
 		Shapes: shapes, Faults: cfg.Faults.String(), Policy: string(p.Kind), MaxAttempts: p.MaxAttempts, AppTries: p.AppTries,
 		BaseMs: msOf(p.Base), CapMs: msOf(p.Cap), NaiveShare: p.NaiveShare, Budget: p.Budget, HedgeDelayMs: msOf(p.HedgeDelay),
 		Nested: cfg.Nested, StreamShare: cfg.StreamShare,
-		Experiment: cfg.Experiment, Counterfactual: cfg.Counterfactual, BigInputs: cfg.BigInputs}
+		Experiment: cfg.Experiment, Counterfactual: cfg.Counterfactual, BigInputs: cfg.BigInputs, SplitWorkers: cfg.SplitWorkers}
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / 1e6 }

@@ -380,20 +380,24 @@ func linkageOf(u *unit) model.Linkage {
 }
 
 // splitAcrossTraces joins root CLIENT attempts, each in a trace of its own,
-// into requests: the same client service and operation, a failed (or
-// unanswered) predecessor and a gap within the split window, or a shared
-// logical id or retry counter.
+// into requests (split.go): by a shared logical id or retry counter when
+// they carry one, else by the retry signature the dump shows.
 func (b *builder) splitAcrossTraces() error {
 	slices.SortStableFunc(b.split, func(x, y *span) int {
 		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.traceID, y.traceID), cmp.Compare(x.spanID, y.spanID))
 	})
-	for _, chain := range chainSiblings(b.split, int64(b.opt.SplitWindow)) {
-		u := &unit{attempts: chain}
-		g := singleLayer(u)
-		if len(chain) > 1 {
+	chains, inferred, alts := joinSplit(b.split, int64(b.opt.SplitWindow))
+	for i, chain := range chains {
+		g := singleLayer(&unit{attempts: chain})
+		if inferred[i] {
 			g.linkage, g.inferred = model.LinkSplitInferred, true
 		}
 		if err := b.emit(g); err != nil {
+			return err
+		}
+	}
+	for _, a := range alts {
+		if err := b.out.writeAlternative(a); err != nil {
 			return err
 		}
 	}

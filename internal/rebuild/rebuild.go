@@ -279,8 +279,8 @@ type sourceState struct {
 func lastState(ctx context.Context, conn *sql.Conn, opt Options) (sourceState, bool, error) {
 	var tables int
 	err := conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables()
-		WHERE schema_name = 'main' AND table_name IN ('rebuild_state', 'requests', 'attempts')`).Scan(&tables)
-	if err != nil || tables < 3 {
+		WHERE schema_name = 'main' AND table_name IN ('rebuild_state', 'requests', 'attempts', 'join_alternatives')`).Scan(&tables)
+	if err != nil || tables < 4 {
 		return sourceState{}, false, err
 	}
 	var cols int

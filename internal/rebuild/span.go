@@ -34,6 +34,7 @@ type span struct {
 	serverEnd                 *int64
 	serverModel               string
 	serverOutput              *int64
+	attemptMax                *int64 // the cap a counter states
 
 	parent   *span
 	children []*span
@@ -63,14 +64,14 @@ func (s *span) opKey() string {
 func scanSpan(rows *sql.Rows) (*span, error) {
 	var s span
 	var parent, name, kind, service, status, msg, route, method, url, model, op, errType, reqKey, counter, trig, srvModel sql.NullString
-	var httpStatus, grpcStatus, retryIndex, firstToken, inTok, outTok, inHash, srvEnd, srvOut sql.NullInt64
+	var httpStatus, grpcStatus, retryIndex, firstToken, inTok, outTok, inHash, srvEnd, srvOut, attemptMax sql.NullInt64
 	var retryAfter sql.NullFloat64
 	var params sql.NullString
 	var backoffAt, backoffMs, retryEvents any
 	err := rows.Scan(&s.traceID, &s.spanID, &parent, &s.parentExported, &name, &kind, &service, &s.start, &s.end,
 		&status, &msg, &route, &method, &url, &model, &op, &httpStatus, &grpcStatus, &errType, &reqKey, &retryIndex,
 		&counter, &retryAfter, &s.rejected, &s.hasResponse, &trig, &firstToken, &backoffAt, &backoffMs,
-		&inTok, &outTok, &params, &inHash, &retryEvents, &srvEnd, &srvModel, &srvOut)
+		&inTok, &outTok, &params, &inHash, &retryEvents, &srvEnd, &srvModel, &srvOut, &attemptMax)
 	if err != nil {
 		return nil, fmt.Errorf("read span: %w", err)
 	}
@@ -80,7 +81,7 @@ func scanSpan(rows *sql.Rows) (*span, error) {
 	s.counterKind, s.trigger, s.serverModel = counter.String, trig.String, srvModel.String
 	s.httpStatus, s.grpcStatus, s.retryIndex = ptrInt(httpStatus), ptrInt(grpcStatus), ptrInt(retryIndex)
 	s.firstToken, s.inputTokens, s.outputTokens, s.serverEnd = ptrInt(firstToken), ptrInt(inTok), ptrInt(outTok), ptrInt(srvEnd)
-	s.serverOutput, s.inputHash, s.requestParams = ptrInt(srvOut), ptrInt(inHash), params.String
+	s.serverOutput, s.inputHash, s.requestParams, s.attemptMax = ptrInt(srvOut), ptrInt(inHash), params.String, ptrInt(attemptMax)
 	if times, ok := retryEvents.([]any); ok {
 		for _, t := range times {
 			if v, ok := t.(int64); ok {

@@ -2,6 +2,7 @@ package rebuild
 
 import (
 	"database/sql/driver"
+	"errors"
 	"fmt"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -13,6 +14,7 @@ import (
 // writer appends rebuilt rows to the attempts and requests tables.
 type writer struct {
 	reqApp, attApp     *duckdb.Appender
+	altApp             *duckdb.Appender
 	requests, attempts int
 }
 
@@ -23,12 +25,17 @@ func newWriter(st *store.Store) (*writer, error) {
 		if w.reqApp, err = duckdb.NewAppender(dc.(driver.Conn), "", "main", "requests"); err != nil {
 			return err
 		}
-		w.attApp, err = duckdb.NewAppender(dc.(driver.Conn), "", "main", "attempts")
+		if w.attApp, err = duckdb.NewAppender(dc.(driver.Conn), "", "main", "attempts"); err != nil {
+			return err
+		}
+		w.altApp, err = duckdb.NewAppender(dc.(driver.Conn), "", "main", "join_alternatives")
 		return err
 	})
 	if err != nil {
-		if w.reqApp != nil {
-			w.reqApp.Close()
+		for _, a := range []*duckdb.Appender{w.reqApp, w.attApp} {
+			if a != nil {
+				a.Close()
+			}
 		}
 		return nil, fmt.Errorf("open appender: %w", err)
 	}
@@ -36,12 +43,22 @@ func newWriter(st *store.Store) (*writer, error) {
 }
 
 func (w *writer) close() error {
-	err1 := w.reqApp.Close()
-	err2 := w.attApp.Close()
-	if err1 != nil {
-		return err1
+	return errors.Join(w.reqApp.Close(), w.attApp.Close(), w.altApp.Close())
+}
+
+// writeAlternative records what one doubtful cross-trace decision would
+// change had it gone the other way.
+func (w *writer) writeAlternative(a alternative) error {
+	d := a.delta
+	if d == (countDelta{}) {
+		return nil
 	}
-	return err2
+	err := w.altApp.AppendRow(a.request.traceID+":"+a.request.spanID, a.request.start,
+		int32(d.requests), int32(d.retried), int32(d.retriedOK), int32(d.failed))
+	if err != nil {
+		return fmt.Errorf("write join alternative: %w", err)
+	}
+	return nil
 }
 
 func (w *writer) write(r *model.Request, attempts []*model.Attempt) error {

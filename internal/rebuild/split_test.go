@@ -1,0 +1,149 @@
+package rebuild_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/queries"
+)
+
+// splitFigures are the workload figures the cross-trace joiner decides,
+// with the ranges the report prints for them.
+type splitFigures struct {
+	counts     model.Counts
+	retriedP50 float64
+	ranges     model.WorkloadRanges
+}
+
+func (f splitFigures) rates() (retry, success, failure float64) {
+	n := float64(f.counts.Requests)
+	return float64(f.counts.Retried) / n, float64(f.counts.RetriedOK) / float64(f.counts.Retried), float64(f.counts.Failed) / n
+}
+
+func rebuiltFigures(t *testing.T, st *store.Store) splitFigures {
+	t.Helper()
+	ctx := context.Background()
+	var f splitFigures
+	c := &f.counts
+	err := st.Conn.QueryRowContext(ctx, `SELECT count(*), sum(attempts), count(*) FILTER (WHERE attempts > 1),
+		count(*) FILTER (WHERE attempts > 1 AND outcome = 'ok'), count(*) FILTER (WHERE outcome = 'error') FROM requests`).
+		Scan(&c.Requests, &c.Attempts, &c.Retried, &c.RetriedOK, &c.Failed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s model.CountShifts
+	err = st.Conn.QueryRowContext(ctx, queries.Get("report_ranges"), int64(math.MinInt64), int64(math.MaxInt64)).Scan(
+		&s.Down.Requests, &s.Down.Retried, &s.Down.RetriedOK, &s.Down.Failed, &s.Up.Requests, &s.Up.Retried, &s.Up.RetriedOK, &s.Up.Failed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ranges = s.Ranges(f.counts)
+	rows, err := st.Conn.QueryContext(ctx, `SELECT latency_ms FROM requests WHERE attempts > 1 ORDER BY latency_ms`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var lat []float64
+	for rows.Next() {
+		var v float64
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		lat = append(lat, v)
+	}
+	if p := model.Percentile(lat, 50); p != nil {
+		f.retriedP50 = *p
+	}
+	return f
+}
+
+func truthFigures(truth gen.Truth) splitFigures {
+	var f splitFigures
+	c := &f.counts
+	var lat []float64
+	for _, r := range truth.Requests {
+		c.Requests++
+		c.Attempts += int64(r.Attempts)
+		if r.Outcome != "ok" {
+			c.Failed++
+		}
+		if r.Attempts > 1 {
+			c.Retried++
+			lat = append(lat, r.LatencyMs)
+			if r.Outcome == "ok" {
+				c.RetriedOK++
+			}
+		}
+	}
+	slices.Sort(lat)
+	if p := model.Percentile(lat, 50); p != nil {
+		f.retriedP50 = *p
+	}
+	return f
+}
+
+func within(r model.Range, v float64) bool { return r[0]-1e-9 <= v && v <= r[1]+1e-9 }
+
+// TestSplitConcurrent is issue 10's acceptance for attempts that are each a
+// trace of their own under concurrency: go-retryablehttp workers (4 and
+// 16) on three targets, five seeds each. Logical requests within 2% of the
+// truth, retry and final failure rates within 0.01, the retried requests'
+// p50 latency within 5%, and every printed range holds the truth.
+func TestSplitConcurrent(t *testing.T) {
+	for _, workers := range []int{4, 16} {
+		for seed := int64(1); seed <= 5; seed++ {
+			t.Run(fmt.Sprintf("workers=%d/seed=%d", workers, seed), func(t *testing.T) {
+				t.Parallel()
+				cfg := shapeConfig([]gen.Shape{gen.ShapeSplit}, 2000, seed)
+				cfg.SplitWorkers = workers
+				st, truth := generated(t, cfg)
+				checkSplitFigures(t, truthFigures(truth), rebuiltFigures(t, st))
+			})
+		}
+	}
+}
+
+func checkSplitFigures(t *testing.T, want, got splitFigures) {
+	t.Helper()
+	wr, ws, wf := want.rates()
+	gr, gs, gf := got.rates()
+	rg := got.ranges
+	t.Logf("%s: logical requests %d (truth %d) range %v; retry rate %.4f (truth %.4f) range %.4f; retry success %.4f (truth %.4f) range %.4f; "+
+		"final failure %.4f (truth %.4f) range %.4f; amplification %.4f (truth %.4f) range %.4f; retried p50 %.1f ms (truth %.1f)",
+		t.Name(), got.counts.Requests, want.counts.Requests, rg.LogicalRequests, gr, wr, rg.RetryRate, gs, ws, rg.RetrySuccessRate,
+		gf, wf, rg.FinalFailureRate, float64(got.counts.Attempts)/float64(got.counts.Requests),
+		float64(want.counts.Attempts)/float64(want.counts.Requests), rg.Amplification, got.retriedP50, want.retriedP50)
+	if got.counts.Attempts != want.counts.Attempts {
+		t.Errorf("%d attempts, truth %d", got.counts.Attempts, want.counts.Attempts)
+	}
+	if d := math.Abs(float64(got.counts.Requests-want.counts.Requests)) / float64(want.counts.Requests); d > 0.02 {
+		t.Errorf("logical requests %d, truth %d (%.1f%% off)", got.counts.Requests, want.counts.Requests, 100*d)
+	}
+	if math.Abs(gr-wr) > 0.01 {
+		t.Errorf("retry rate %.4f, truth %.4f", gr, wr)
+	}
+	if math.Abs(gf-wf) > 0.01 {
+		t.Errorf("final failure rate %.4f, truth %.4f", gf, wf)
+	}
+	if d := math.Abs(got.retriedP50-want.retriedP50) / want.retriedP50; d > 0.05 {
+		t.Errorf("retried p50 %.1f ms, truth %.1f ms (%.1f%% off)", got.retriedP50, want.retriedP50, 100*d)
+	}
+	for name, c := range map[string]struct {
+		r model.Range
+		v float64
+	}{
+		"logical_requests": {rg.LogicalRequests, float64(want.counts.Requests)}, "retry_rate": {rg.RetryRate, wr},
+		"retry_success_rate": {rg.RetrySuccessRate, ws}, "final_failure_rate": {rg.FinalFailureRate, wf},
+		"amplification": {rg.Amplification, float64(want.counts.Attempts) / float64(want.counts.Requests)},
+	} {
+		if !within(c.r, c.v) {
+			t.Errorf("%s range %v does not hold the truth %.4f", name, c.r, c.v)
+		}
+	}
+}

@@ -5,6 +5,21 @@ type Counts struct {
 	Requests, Attempts, Retried, RetriedOK, Failed int64
 }
 
+// Add counts one logical request of n attempts that succeeded or not.
+func (c *Counts) Add(attempts int, ok bool) {
+	c.Requests++
+	c.Attempts += int64(attempts)
+	if !ok {
+		c.Failed++
+	}
+	if attempts > 1 {
+		c.Retried++
+		if ok {
+			c.RetriedOK++
+		}
+	}
+}
+
 // CountShifts bound how far inferred joins across traces could move each
 // count: the sums of the alternatives that lower it (Down, <= 0) and of
 // those that raise it (Up, >= 0). The attempts are observed, not inferred.

@@ -173,12 +173,7 @@ func (e *emitter) appLoop(r *simRequest) emitted {
 			app.event("exception", call.end, attr{"exception.type", "StreamIdleTimeoutError"}, attr{"exception.message", "try failed: " + last.fault.trigger()})
 		}
 	}
-	out.gapSplit = r.emitBackoff(func(w wait) *span {
-		if w.layer == 0 {
-			return app
-		}
-		return llmOf[w.after.try[0]-1]
-	})
+	out.gapSplit = r.emitBackoff(twoLayerWaits(app, llmOf))
 	return out
 }
 

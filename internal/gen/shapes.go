@@ -264,12 +264,7 @@ func (e *emitter) nestedWrapped(r *simRequest) emitted {
 			out.attempts = append(out.attempts, e.sdkAttempt(r, httpx, a, trace, llm.id, r.followed(attemptIndex(r, a))))
 		}
 	}
-	out.gapSplit = r.emitBackoff(func(w wait) *span {
-		if w.layer == 0 {
-			return app
-		}
-		return llmOf[w.after.try[0]-1]
-	})
+	out.gapSplit = r.emitBackoff(twoLayerWaits(app, llmOf))
 	return out
 }
 
@@ -403,4 +398,16 @@ func statusFor(ok bool, failed int) int {
 		return 200
 	}
 	return failed
+}
+
+// twoLayerWaits puts the waits of an application loop on its span and those
+// of an SDK call on that call's span (nil, so none, when the call's span was
+// not exported).
+func twoLayerWaits(app *span, calls []*span) func(wait) *span {
+	return func(w wait) *span {
+		if w.layer == 0 {
+			return app
+		}
+		return calls[w.after.try[0]-1]
+	}
 }

@@ -57,34 +57,21 @@ func TestAppLoopInvisibleFailures(t *testing.T) {
 // the truth's: counts exactly, rates to rounding.
 func checkWorkload(t *testing.T, truth gen.Truth, got map[string]*rebuilt) {
 	t.Helper()
-	var attempts, retried, retriedOK, failed int
+	var g, w splitFigures
 	for _, r := range got {
-		attempts += r.attempts
-		if r.outcome != "ok" {
-			failed++
-		}
-		if r.attempts > 1 {
-			retried++
-			if r.outcome == "ok" {
-				retriedOK++
-			}
-		}
+		g.counts.Add(r.attempts, r.outcome == "ok")
 	}
-	w, n := truth.Workload, float64(len(got))
-	if len(got) != w.LogicalRequests || attempts != w.Attempts {
-		t.Errorf("workload: %d requests, %d attempts; truth %d, %d", len(got), attempts, w.LogicalRequests, w.Attempts)
+	for _, r := range truth.Requests {
+		w.counts.Add(r.Attempts, r.Outcome == "ok")
 	}
-	rates := []struct {
-		name      string
-		got, want float64
-	}{
-		{"retry_rate", float64(retried) / n, w.RetryRate},
-		{"final_failure_rate", float64(failed) / n, w.FinalFailureRate},
-		{"retry_success_rate", float64(retriedOK) / float64(max(1, retried)), w.RetrySuccessRate},
+	if g.counts != w.counts {
+		t.Errorf("workload counts %+v, truth %+v", g.counts, w.counts)
 	}
-	for _, r := range rates {
-		if math.Abs(r.got-r.want) > 1e-9 {
-			t.Errorf("workload: %s %.4f, truth %.4f", r.name, r.got, r.want)
-		}
+	gr, gs, gf := g.rates()
+	wr, ws, wf := w.rates()
+	if math.Abs(gr-truth.Workload.RetryRate) > 1e-9 || math.Abs(gs-truth.Workload.RetrySuccessRate) > 1e-9 ||
+		math.Abs(gf-truth.Workload.FinalFailureRate) > 1e-9 || gr != wr || gs != ws || gf != wf {
+		t.Errorf("workload rates retry/success/failure %.4f/%.4f/%.4f, truth %.4f/%.4f/%.4f",
+			gr, gs, gf, truth.Workload.RetryRate, truth.Workload.RetrySuccessRate, truth.Workload.FinalFailureRate)
 	}
 }

@@ -114,17 +114,7 @@ func checkAmbiguousFixture(t *testing.T, want expectedFixture, got splitFigures)
 	t.Helper()
 	var c model.Counts
 	for _, r := range want.Requests {
-		c.Requests++
-		c.Attempts += int64(r.Attempts)
-		if r.Outcome != "ok" {
-			c.Failed++
-		}
-		if r.Attempts > 1 {
-			c.Retried++
-			if r.Outcome == "ok" {
-				c.RetriedOK++
-			}
-		}
+		c.Add(r.Attempts, r.Outcome == "ok")
 	}
 	truth := splitFigures{counts: c}
 	wr, ws, wf := truth.rates()

@@ -68,17 +68,9 @@ func truthFigures(truth gen.Truth) splitFigures {
 	c := &f.counts
 	var lat []float64
 	for _, r := range truth.Requests {
-		c.Requests++
-		c.Attempts += int64(r.Attempts)
-		if r.Outcome != "ok" {
-			c.Failed++
-		}
+		c.Add(r.Attempts, r.Outcome == "ok")
 		if r.Attempts > 1 {
-			c.Retried++
 			lat = append(lat, r.LatencyMs)
-			if r.Outcome == "ok" {
-				c.RetriedOK++
-			}
 		}
 	}
 	slices.Sort(lat)

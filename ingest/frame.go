@@ -59,6 +59,7 @@ type stream struct {
 	compression string
 	zdec        *zstd.Decoder // for per-message zstd frames
 	json        jsonState
+	maxDoc      int64 // Limits.MaxDocumentBytes
 	closers     []func()
 }
 
@@ -70,9 +71,35 @@ func (s *stream) close() {
 
 const peekSize = 64 << 10
 
+// errExpansion ends a compressed stream that expands beyond its limit.
+var errExpansion = errors.New("expands beyond the limit")
+
+// expansionGuard stops a decompressor whose output outgrows the compressed
+// bytes read so far by more than the allowed ratio: a small file of
+// repeated bytes would otherwise be read for minutes.
+type expansionGuard struct {
+	r        io.Reader
+	read     func() int64 // compressed bytes consumed so far
+	ratio    int64
+	floor    int64
+	expanded int64
+}
+
+func (g *expansionGuard) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	g.expanded += int64(n)
+	if g.expanded > g.floor && g.expanded > g.ratio*g.read() {
+		return n, fmt.Errorf("%w: %d bytes from %d compressed (over %dx; see --max-expansion)", errExpansion, g.expanded, g.read(), g.ratio)
+	}
+	return n, err
+}
+
 // openStream unwraps whole-file gzip or zstd and detects the framing.
-func openStream(r io.Reader) (*stream, error) {
-	s := &stream{compression: "none"}
+// compressedRead says how many bytes of the file were consumed so far, for
+// the expansion limit.
+func openStream(r io.Reader, compressedRead func() int64, lim Limits) (*stream, error) {
+	lim = lim.withDefaults()
+	s := &stream{compression: "none", maxDoc: lim.MaxDocumentBytes}
 	br := bufio.NewReaderSize(r, 1<<20)
 	for layer := 0; layer < 2; layer++ {
 		head, _ := br.Peek(4)
@@ -84,7 +111,7 @@ func openStream(r io.Reader) (*stream, error) {
 			}
 			s.closers = append(s.closers, func() { zr.Close() })
 			s.compression = joinCompression(s.compression, "gzip")
-			br = bufio.NewReaderSize(zr, 1<<20)
+			br = bufio.NewReaderSize(&expansionGuard{r: zr, read: compressedRead, ratio: lim.MaxExpansion, floor: lim.ExpansionFloor}, 1<<20)
 			continue
 		case bytes.HasPrefix(head, zstdMagic):
 			zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
@@ -93,7 +120,7 @@ func openStream(r io.Reader) (*stream, error) {
 			}
 			s.closers = append(s.closers, zr.Close)
 			s.compression = joinCompression(s.compression, "zstd")
-			br = bufio.NewReaderSize(zr, 1<<20)
+			br = bufio.NewReaderSize(&expansionGuard{r: zr, read: compressedRead, ratio: lim.MaxExpansion, floor: lim.ExpansionFloor}, 1<<20)
 			continue
 		}
 		break
@@ -209,6 +236,9 @@ func (s *stream) streamProblem(at int64, err error) (record, error) {
 	s.format = FormatEmpty // nothing more can be read
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return record{offset: at, problem: &problem{"truncated", "the stream ends inside a record"}}, nil
+	}
+	if errors.Is(err, errExpansion) {
+		return record{offset: at, problem: &problem{"expansion_limit", fmt.Sprintf("%s stream %v; the rest of the file is not read", s.compression, err)}}, nil
 	}
 	if s.compression != "none" {
 		return record{offset: at, problem: &problem{"corrupt_compression", fmt.Sprintf("%s stream: %v", s.compression, err)}}, nil

@@ -15,8 +15,12 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
@@ -79,9 +83,7 @@ func (s Summary) Totals() (ingested, skipped int, spans, spansNew, rejected int6
 // returns an error.
 func Run(ctx context.Context, st *store.Store, paths []string, opt Options) (Summary, error) {
 	start := time.Now()
-	if opt.Limits == (Limits{}) {
-		opt.Limits = DefaultLimits
-	}
+	opt.Limits = opt.Limits.withDefaults()
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -92,7 +94,7 @@ func Run(ctx context.Context, st *store.Store, paths []string, opt Options) (Sum
 	inputs, missing := expand(paths, opt.Exclude)
 	for _, m := range missing {
 		res := FileResult{Path: m.path, Rejected: map[string]int64{m.rej.Reason: 1}}
-		fmt.Fprintf(opt.Log, "%s: %s\n", m.path, m.rej.Detail)
+		fmt.Fprintf(opt.Log, "%s: %s\n", Shown(m.path), m.rej.Detail)
 		if err := st.RecordRejections(ctx, m.path, []model.Rejection{m.rej}); err != nil {
 			return sum, err
 		}
@@ -136,7 +138,7 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 			return res, err
 		} else if ok {
 			res.Skipped = "already ingested as " + prev
-			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", path, res.Skipped)
+			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", Shown(path), res.Skipped)
 			return res, nil
 		}
 	}
@@ -158,7 +160,7 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 		} else if ok {
 			tx.Rollback()
 			res = FileResult{Path: path, Skipped: "already ingested as " + prev}
-			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", path, res.Skipped)
+			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", Shown(path), res.Skipped)
 			return res, nil
 		}
 	}
@@ -178,7 +180,7 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 // rejectWhole records a problem with a file as a whole.
 func rejectWhole(ctx context.Context, st *store.Store, res *FileResult, opt Options, r model.Rejection) error {
 	res.Rejected[r.Reason]++
-	fmt.Fprintf(opt.Log, "%s: %s (%s)\n", res.Path, r.Detail, r.Reason)
+	fmt.Fprintf(opt.Log, "%s: %s (%s)\n", Shown(res.Path), r.Detail, r.Reason)
 	return st.RecordRejections(ctx, res.Path, []model.Rejection{r})
 }
 
@@ -192,7 +194,7 @@ func (r FileResult) line() string {
 		rej += n
 	}
 	return fmt.Sprintf("%s: %s, %s: %d spans (%d new), %d rejected, %.2fs%s",
-		r.Path, r.Format, r.Compression, r.Spans, r.SpansNew, rej, r.Elapsed.Seconds(), rate)
+		Shown(r.Path), r.Format, r.Compression, r.Spans, r.SpansNew, rej, r.Elapsed.Seconds(), rate)
 }
 
 func humanCount(v float64) string {
@@ -267,7 +269,7 @@ func openInput(path string, stdin io.Reader) (*input, error) {
 // readInto decodes the input on parallel workers, in order, and appends the
 // spans to the file's transaction. It returns the rejections.
 func readInto(ctx context.Context, tx *store.FileTx, src *input, res *FileResult, opt Options) ([]model.Rejection, error) {
-	s, err := openStream(src.r)
+	s, err := openStream(src.r, src.read.Load, opt.Limits)
 	if err != nil {
 		rej := model.Rejection{Reason: "corrupt_compression", Detail: err.Error()}
 		res.Rejected[rej.Reason]++
@@ -350,7 +352,17 @@ func logRejection(w io.Writer, path string, r model.Rejection) {
 	if r.SpanID != "" {
 		id = fmt.Sprintf(" (span %s/%s)", r.TraceID, r.SpanID)
 	}
-	fmt.Fprintf(w, "%s:%d: %s: %s%s\n", path, r.Offset, r.Reason, r.Detail, id)
+	fmt.Fprintf(w, "%s:%d: %s: %s%s\n", Shown(path), r.Offset, r.Reason, r.Detail, id)
+}
+
+// Shown is a path as a log line prints it: as is, unless it holds a line
+// break, another control character or bytes that are not UTF-8, which
+// would forge or garble log lines; then Go-quoted.
+func Shown(path string) string {
+	if !utf8.ValidString(path) || strings.IndexFunc(path, unicode.IsControl) >= 0 {
+		return strconv.Quote(path)
+	}
+	return path
 }
 
 // SortedReasons lists rejection reasons by count, then name.

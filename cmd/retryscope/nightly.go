@@ -33,6 +33,8 @@ func runRun(ctx context.Context, e env, args []string) int {
 	parquetDir := fs.String("parquet", "", "write Parquet files under DIR (requests, attempts, baselines, daily; one folder per day)")
 	keep := fs.String("keep", "", "drop data older than this (e.g. 30d, 12h); default keeps everything")
 	nowFlag := fs.String("now", "", "the time --keep counts back from, RFC 3339 (default: the clock; for backfills and tests)")
+	var lim limitFlags
+	lim.register(fs)
 	var rep reportFlags
 	rep.register(fs, "report")
 	var rb rebuildFlags
@@ -62,6 +64,9 @@ func runRun(ctx context.Context, e env, args []string) int {
 	if err := rep.check(); err != nil {
 		return usageError(e.stderr, "run", err)
 	}
+	if err := lim.check(); err != nil {
+		return usageError(e.stderr, "run", err)
+	}
 	rb.splitSet = fs.Changed("split-window")
 	rbOpt, err := rb.options()
 	if err != nil {
@@ -77,6 +82,7 @@ func runRun(ctx context.Context, e env, args []string) int {
 	logf := func(format string, a ...any) { fmt.Fprintf(e.stderr, "run: "+format+"\n", a...) }
 
 	sum, err := ingestPaths(ctx, st, db, fs.Args(), e, ingest.Options{
+		Limits:  lim.limits(),
 		Exclude: []string{db.path, db.path + ".wal", db.path + ".tmp"},
 	}, true)
 	if err != nil {

@@ -172,3 +172,37 @@ func TestPathQuotedInLog(t *testing.T) {
 		t.Errorf("log prints the name raw:\n%s", log)
 	}
 }
+
+// The same span (trace id, span id) re-sent in another file with another
+// start time is stored once: the first copy wins, and the conflict is a
+// row of ingest_errors. An exact repeat is no conflict.
+func TestResentSpanStoredOnce(t *testing.T) {
+	batches := otlptest.Batches(29, 20, 20)
+	dir := t.TempDir()
+	first := writeFile(t, dir, "a.jsonl", func(w *bytes.Buffer) { otlptest.WriteJSONLines(w, batches) })
+	repeat := writeFile(t, dir, "b.pb", func(w *bytes.Buffer) { otlptest.WriteProtoFramed(w, batches) })
+	sp := batches[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	start := sp.StartTimestamp()
+	sp.SetStartTimestamp(start + 1)
+	moved := writeFile(t, dir, "c.jsonl", func(w *bytes.Buffer) { otlptest.WriteJSONLines(w, batches) })
+
+	st := storetest.Open(t)
+	s, log := run(t, st, first, repeat, moved)
+	if s.Rejected["duplicate_conflict"] != 1 || len(s.Rejected) != 1 {
+		t.Errorf("rejections %v, want one duplicate_conflict\n%s", s.Rejected, log)
+	}
+	want := int64(otlptest.SpanCount(batches))
+	if got := storetest.Count(t, st, `SELECT count(*) FROM spans`); got != want {
+		t.Errorf("spans stored %d, want %d", got, want)
+	}
+	if got := storetest.Count(t, st, `SELECT start_ns FROM spans WHERE span_id = $1`, sp.SpanID().String()); got != int64(start) {
+		t.Errorf("stored start %d, want the first copy's %d", got, start)
+	}
+	got := storetest.Dump(t, st, `SELECT path, reason, span_id FROM ingest_errors`)
+	if wantRow := moved + "\tduplicate_conflict\t" + sp.SpanID().String() + "\n"; got != wantRow {
+		t.Errorf("ingest_errors:\n%s\nwant:\n%s", got, wantRow)
+	}
+	if got := storetest.Count(t, st, `SELECT rejected FROM ingest_files WHERE path = $1`, moved); got != 1 {
+		t.Errorf("ledger counts %d rejected for %s, want 1", got, moved)
+	}
+}

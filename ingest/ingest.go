@@ -142,7 +142,7 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 			return res, nil
 		}
 	}
-	tx, err := st.BeginFile(ctx)
+	tx, err := st.BeginFile(ctx, path)
 	if err != nil {
 		return res, err
 	}
@@ -171,6 +171,11 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 	res.SpansNew, err = tx.Commit(info, rejections)
 	if err != nil {
 		return res, err
+	}
+	if tx.Conflicts > 0 {
+		res.Rejected["duplicate_conflict"] += tx.Conflicts
+		fmt.Fprintf(opt.Log, "%s: duplicate_conflict: %d spans repeat a span seen before with other content; the first copy is kept (see ingest_errors)\n",
+			Shown(path), tx.Conflicts)
 	}
 	res.Elapsed = time.Since(start)
 	fmt.Fprintf(opt.Log, "%s\n", res.line())

@@ -68,6 +68,9 @@ func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, lo
 			how = fmt.Sprintf("updated the logical requests of %d new or touched traces", stats.Traces)
 		}
 		fmt.Fprintf(log, "%s in %s\n", how, time.Since(t0).Round(time.Millisecond))
+		if stats.Cycles > 0 {
+			fmt.Fprintf(log, "cut %d loops of parent links, each at the span that starts first (see the parent_cycles table)\n", stats.Cycles)
+		}
 	}
 	fresh, err := baselinesFresh(ctx, st)
 	if err != nil {

@@ -273,33 +273,25 @@ func Compute(ctx context.Context, st *store.Store, opt Options) error {
 	if err != nil {
 		return err
 	}
-	if _, err := st.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+	return st.Tx(ctx, func() error {
+		if partial {
+			if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_keep")); err != nil {
+				return fmt.Errorf("baselines: keep the unchanged rows: %w", err)
+			}
+		}
+		for _, s := range opt.steps() {
+			if err := s.exec(ctx, st); err != nil {
+				return fmt.Errorf("baselines: %s: %w", s.what, err)
+			}
+		}
+		if partial {
+			if err := st.ExecScript(ctx, "baseline_merge", opt.targetFrom, opt.targetTo); err != nil {
+				return fmt.Errorf("baselines: merge the recomputed rows: %w", err)
+			}
+		}
+		_, err := st.Conn.ExecContext(ctx, "DROP TABLE IF EXISTS baseline_input")
 		return err
-	}
-	rollback := func(err error) error {
-		st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return err
-	}
-	if partial {
-		if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_keep")); err != nil {
-			return rollback(fmt.Errorf("baselines: keep the unchanged rows: %w", err))
-		}
-	}
-	for _, s := range opt.steps() {
-		if err := s.exec(ctx, st); err != nil {
-			return rollback(fmt.Errorf("baselines: %s: %w", s.what, err))
-		}
-	}
-	if partial {
-		if err := st.ExecScript(ctx, "baseline_merge", opt.targetFrom, opt.targetTo); err != nil {
-			return rollback(fmt.Errorf("baselines: merge the recomputed rows: %w", err))
-		}
-	}
-	if _, err := st.Conn.ExecContext(ctx, "DROP TABLE IF EXISTS baseline_input"); err != nil {
-		return rollback(err)
-	}
-	_, err = st.Conn.ExecContext(ctx, "COMMIT")
-	return err
+	})
 }
 
 // Reach is how far in start time a change to one request can move other

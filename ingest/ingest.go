@@ -22,6 +22,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 )
@@ -164,11 +165,18 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 			return res, nil
 		}
 	}
+	if err := crashpoint.Hit("ingest.staged"); err != nil {
+		tx.Rollback()
+		return res, err
+	}
 	res.Elapsed = time.Since(start)
 	info := store.FileInfo{Path: path, SHA256: sha, SizeBytes: src.read.Load(), Format: string(res.Format),
 		Compression: res.Compression, Records: res.Records, SpansRead: res.Spans,
 		Rejected: int64(len(rejections)), Seconds: res.Elapsed.Seconds()}
 	res.SpansNew, err = tx.Commit(info, rejections)
+	if err == nil {
+		err = crashpoint.Hit("ingest.committed")
+	}
 	if err != nil {
 		return res, err
 	}

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/queries"
 )
@@ -121,6 +122,9 @@ func Run(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 	if _, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW rebuild_source AS SELECT * FROM spans`); err != nil {
 		return Stats{}, err
 	}
+	if err := crashpoint.Hit("rebuild.cleared"); err != nil {
+		return Stats{}, err
+	}
 	return build(ctx, st, opt)
 }
 
@@ -149,6 +153,9 @@ func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) 
 	}
 	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_forget")); err != nil {
 		return Stats{}, fmt.Errorf("drop the requests to rebuild: %w", err)
+	}
+	if err := crashpoint.Hit("rebuild.cleared"); err != nil {
+		return Stats{}, err
 	}
 	_, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW rebuild_source AS
 		SELECT * FROM spans WHERE trace_id IN (SELECT trace_id FROM rebuild_scope)`)
@@ -207,6 +214,9 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 	}
 	if err == nil {
 		err = recordCuts(ctx, st, cuts)
+	}
+	if err == nil {
+		err = crashpoint.Hit("rebuild.built")
 	}
 	if err != nil {
 		return stats, fmt.Errorf("rebuild requests: %w", err)

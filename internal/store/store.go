@@ -37,6 +37,31 @@ type Store struct {
 	DB   *sql.DB
 	Conn *sql.Conn
 	Path string
+	inTx bool
+}
+
+// Tx runs f in a transaction or, when Tx is already running one on this
+// store, as part of it: only the outermost commits, or rolls back when f
+// fails, so steps that are each atomic can be made atomic together.
+func (s *Store) Tx(ctx context.Context, f func() error) error {
+	if s.inTx {
+		return f()
+	}
+	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	s.inTx = true
+	err := f()
+	s.inTx = false
+	if err != nil {
+		s.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return err
+	}
+	if _, err := s.Conn.ExecContext(ctx, "COMMIT"); err != nil {
+		s.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return err
+	}
+	return nil
 }
 
 // Open opens (creating if needed) the database at path and brings its

@@ -21,6 +21,11 @@ type Limits struct {
 	// MaxDuration is the longest believable span; longer ones are
 	// quarantined as absurd.
 	MaxDuration time.Duration
+	// MaxRecordBytes caps one record: a JSON line, a framed message, a raw
+	// message's field, a message after zstd. A record is decoded whole, at
+	// several times its size, so this bounds the process's memory. At most
+	// MaxRecordBytes (the package constant).
+	MaxRecordBytes int64
 	// MaxDocumentBytes caps a multi-line (pretty-printed) JSON document,
 	// counted without the whitespace between its tokens: such a document
 	// is decoded whole, so its size is the process's memory.
@@ -34,14 +39,18 @@ type Limits struct {
 }
 
 // DefaultLimits are used for the fields the caller leaves zero.
-var DefaultLimits = Limits{MaxDuration: 7 * 24 * time.Hour, MaxDocumentBytes: 64 << 20, MaxExpansion: 100,
-	ExpansionFloor: 256 << 20}
+var DefaultLimits = Limits{MaxDuration: 7 * 24 * time.Hour, MaxRecordBytes: 64 << 20, MaxDocumentBytes: 64 << 20,
+	MaxExpansion: 100, ExpansionFloor: 256 << 20}
 
 // withDefaults fills the zero fields from DefaultLimits.
 func (l Limits) withDefaults() Limits {
 	if l.MaxDuration == 0 {
 		l.MaxDuration = DefaultLimits.MaxDuration
 	}
+	if l.MaxRecordBytes == 0 {
+		l.MaxRecordBytes = DefaultLimits.MaxRecordBytes
+	}
+	l.MaxRecordBytes = min(l.MaxRecordBytes, MaxRecordBytes)
 	if l.MaxDocumentBytes == 0 {
 		l.MaxDocumentBytes = DefaultLimits.MaxDocumentBytes
 	}

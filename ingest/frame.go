@@ -26,8 +26,9 @@ const (
 	FormatEmpty       Format = "empty"             // nothing to read
 )
 
-// MaxRecordBytes caps one record (line, frame, message). A length prefix
-// above it cannot be trusted, so the rest of such a file is given up.
+// MaxRecordBytes is the most Limits.MaxRecordBytes may be. A length prefix
+// above it cannot be trusted, so the rest of such a file is given up; one
+// under it but over the limit costs only its record.
 const MaxRecordBytes = 256 << 20
 
 var (
@@ -60,6 +61,7 @@ type stream struct {
 	zdec        *zstd.Decoder // for per-message zstd frames
 	json        jsonState
 	maxDoc      int64 // Limits.MaxDocumentBytes
+	maxRecord   int64 // Limits.MaxRecordBytes
 	closers     []func()
 }
 
@@ -99,7 +101,7 @@ func (g *expansionGuard) Read(p []byte) (int, error) {
 // the expansion limit.
 func openStream(r io.Reader, compressedRead func() int64, lim Limits) (*stream, error) {
 	lim = lim.withDefaults()
-	s := &stream{compression: "none", maxDoc: lim.MaxDocumentBytes}
+	s := &stream{compression: "none", maxDoc: lim.MaxDocumentBytes, maxRecord: lim.MaxRecordBytes}
 	br := bufio.NewReaderSize(r, 1<<20)
 	for layer := 0; layer < 2; layer++ {
 		head, _ := br.Peek(4)
@@ -135,7 +137,7 @@ func openStream(r io.Reader, compressedRead func() int64, lim Limits) (*stream, 
 	s.format = detect(head, err != nil)
 	s.detected = s.format
 	if s.format == FormatProtoFramed || s.format == FormatProtoVarint {
-		s.zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxRecordBytes))
+		s.zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(s.maxRecord)))
 		s.closers = append(s.closers, s.zdec.Close)
 	}
 	return s, nil
@@ -294,6 +296,14 @@ func (s *stream) nextFramed(readLength func() (uint64, error)) (record, error) {
 		s.format = FormatEmpty
 		return record{offset: at, problem: &problem{"bad_length", fmt.Sprintf("length prefix %d exceeds %d bytes; the rest of the file cannot be framed", n, MaxRecordBytes)}}, nil
 	}
+	if int64(n) > s.maxRecord {
+		k, err := io.CopyN(io.Discard, s.br, int64(n))
+		s.pos += k
+		if err != nil {
+			return s.streamProblem(at, err)
+		}
+		return record{offset: at, problem: &problem{"record_too_large", fmt.Sprintf("a message of %d bytes, over the %d-byte limit (see --max-record-mib)", n, s.maxRecord)}}, nil
+	}
 	data, err := s.readFull(int(n))
 	if err != nil {
 		return s.streamProblem(at, err)
@@ -328,6 +338,14 @@ func (s *stream) nextRaw() (record, error) {
 	n, err := s.readVarintLength()
 	if err != nil {
 		return s.streamProblem(at, io.ErrUnexpectedEOF)
+	}
+	if tag == 0x0a && n <= MaxRecordBytes && int64(n) > s.maxRecord {
+		k, err := io.CopyN(io.Discard, s.br, int64(n))
+		s.pos += k
+		if err != nil {
+			return s.streamProblem(at, err)
+		}
+		return record{offset: at, problem: &problem{"record_too_large", fmt.Sprintf("a resource_spans field of %d bytes, over the %d-byte limit (see --max-record-mib)", n, s.maxRecord)}}, nil
 	}
 	if tag != 0x0a || n > MaxRecordBytes {
 		s.format = FormatEmpty

@@ -279,6 +279,13 @@ func openInput(path string, stdin io.Reader) (*input, error) {
 	return in, nil
 }
 
+// inFlightBytes bounds the records being framed, queued and decoded at
+// once; budgetUnit is the grain it is counted in.
+const (
+	inFlightBytes = 64 << 20
+	budgetUnit    = 1 << 20
+)
+
 // readInto decodes the input on parallel workers, in order, and appends the
 // spans to the file's transaction. It returns the rejections.
 func readInto(ctx context.Context, tx *store.FileTx, src *input, res *FileResult, opt Options) ([]model.Rejection, error) {
@@ -307,8 +314,16 @@ func readInto(ctx context.Context, tx *store.FileTx, src *input, res *FileResult
 		rec record
 		out chan decoded
 	}
+	type pending struct {
+		out   chan decoded
+		units int
+	}
+	// Records in flight hold at most inFlightBytes between them (one
+	// larger record goes alone): a record decodes at several times its
+	// size, so this, not the number of workers, bounds the memory.
+	budget := make(chan struct{}, inFlightBytes/budgetUnit)
 	jobs := make(chan job, opt.Workers*2)
-	order := make(chan chan decoded, opt.Workers*4)
+	order := make(chan pending, opt.Workers*4)
 	go func() {
 		defer close(jobs)
 		defer close(order)
@@ -317,13 +332,20 @@ func readInto(ctx context.Context, tx *store.FileTx, src *input, res *FileResult
 			if err != nil {
 				return
 			}
-			out := make(chan decoded, 1)
+			p := pending{out: make(chan decoded, 1), units: int(min(int64(len(rec.data))/budgetUnit+1, inFlightBytes/budgetUnit))}
+			for range p.units {
+				select {
+				case budget <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+			}
 			select {
-			case order <- out:
+			case order <- p:
 			case <-ctx.Done():
 				return
 			}
-			jobs <- job{rec, out}
+			jobs <- job{rec, p.out}
 		}
 	}()
 	for w := 0; w < opt.Workers; w++ {
@@ -335,8 +357,8 @@ func readInto(ctx context.Context, tx *store.FileTx, src *input, res *FileResult
 	}
 
 	var rejections []model.Rejection
-	for out := range order {
-		d := <-out
+	for p := range order {
+		d := <-p.out
 		res.Records++
 		for i := range d.spans {
 			if err := tx.Append(&d.spans[i]); err != nil {
@@ -349,6 +371,9 @@ func readInto(ctx context.Context, tx *store.FileTx, src *input, res *FileResult
 			logRejection(opt.Log, res.Path, r)
 		}
 		rejections = append(rejections, d.rejections...)
+		for range p.units {
+			<-budget
+		}
 		if opt.Progress != nil {
 			opt.Progress(res.Path, src.read.Load(), src.size, res.Spans)
 		}

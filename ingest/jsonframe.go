@@ -65,7 +65,7 @@ func (sc *jsonScanner) scan(b []byte, out *[]byte) int {
 	return -1
 }
 
-var errTooLong = fmt.Errorf("line longer than %d bytes", MaxRecordBytes)
+var errTooLong = errors.New("line longer than the record limit (see --max-record-mib)")
 
 // readLine returns the next line without its line ending, however long, and
 // whether the stream ended after it (a last line with no newline).
@@ -73,7 +73,7 @@ func (s *stream) readLine() (line []byte, eof bool, err error) {
 	for {
 		chunk, err := s.br.ReadSlice('\n')
 		s.pos += int64(len(chunk))
-		if len(line)+len(chunk) > MaxRecordBytes {
+		if int64(len(line)+len(chunk)) > s.maxRecord {
 			return nil, false, errTooLong
 		}
 		line = append(line, chunk...)

@@ -52,12 +52,15 @@ func (d *dbFlags) register(fs interface {
 // limitFlags bound what one input may cost; ingest and run share them.
 type limitFlags struct {
 	maxDuration  time.Duration
+	maxRecordMiB int64
 	maxDocMiB    int64
 	maxExpansion int64
 }
 
 func (l *limitFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&l.maxDuration, "max-span-duration", ingest.DefaultLimits.MaxDuration, "longest believable span; longer ones are quarantined")
+	fs.Int64Var(&l.maxRecordMiB, "max-record-mib", ingest.DefaultLimits.MaxRecordBytes>>20,
+		fmt.Sprintf("largest record (a JSON line, a framed or raw protobuf message), in MiB, at most %d; larger ones are rejected (record_too_large)", ingest.MaxRecordBytes>>20))
 	fs.Int64Var(&l.maxDocMiB, "max-document-mib", ingest.DefaultLimits.MaxDocumentBytes>>20,
 		"largest multi-line (pretty-printed) JSON document, in MiB without whitespace; larger ones are rejected (document_too_large)")
 	fs.Int64Var(&l.maxExpansion, "max-expansion", ingest.DefaultLimits.MaxExpansion,
@@ -69,6 +72,8 @@ func (l *limitFlags) check() error {
 	switch {
 	case l.maxDuration <= 0:
 		return fmt.Errorf("--max-span-duration %s: want a positive duration", l.maxDuration)
+	case l.maxRecordMiB <= 0 || l.maxRecordMiB > ingest.MaxRecordBytes>>20:
+		return fmt.Errorf("--max-record-mib %d: want 1 to %d", l.maxRecordMiB, ingest.MaxRecordBytes>>20)
 	case l.maxDocMiB <= 0:
 		return fmt.Errorf("--max-document-mib %d: want a positive number of MiB", l.maxDocMiB)
 	case l.maxDocMiB > ingest.MaxRecordBytes>>20:
@@ -80,7 +85,8 @@ func (l *limitFlags) check() error {
 }
 
 func (l *limitFlags) limits() ingest.Limits {
-	return ingest.Limits{MaxDuration: l.maxDuration, MaxDocumentBytes: l.maxDocMiB << 20, MaxExpansion: l.maxExpansion}
+	return ingest.Limits{MaxDuration: l.maxDuration, MaxRecordBytes: l.maxRecordMiB << 20, MaxDocumentBytes: l.maxDocMiB << 20,
+		MaxExpansion: l.maxExpansion}
 }
 
 // open opens the database; with --wait it polls while another process

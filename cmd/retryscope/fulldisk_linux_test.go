@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -121,5 +122,20 @@ func TestFullDiskOnTmpfs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// DuckDB says it ran out of memory when it cannot spill to a full disk;
+// the message then says the disk is full.
+func TestOutOfMemoryOnAFullDiskSaysSo(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "small")
+	tmpfsAt(t, dir, 128<<20)
+	full := errors.New("Out of Memory Error: failed to offload data block of size 256.0 KiB (increase the memory limit)")
+	if got := explainFull(full, dir).Error(); strings.Contains(got, "no space left") {
+		t.Errorf("an empty disk blamed: %s", got)
+	}
+	os.WriteFile(filepath.Join(dir, "filler"), make([]byte, 100<<20), 0o644)
+	if got := explainFull(full, "", dir).Error(); !strings.Contains(got, "no space left on device: "+dir) {
+		t.Errorf("a full disk not named: %s", got)
 	}
 }

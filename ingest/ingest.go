@@ -95,7 +95,7 @@ func Run(ctx context.Context, st *store.Store, paths []string, opt Options) (Sum
 	inputs, missing := expand(paths, opt.Exclude)
 	for _, m := range missing {
 		res := FileResult{Path: m.path, Rejected: map[string]int64{m.rej.Reason: 1}}
-		fmt.Fprintf(opt.Log, "%s: %s\n", Shown(m.path), m.rej.Detail)
+		fmt.Fprintf(opt.Log, "%s: %s\n", shown(m.path), m.rej.Detail)
 		if err := st.RecordRejections(ctx, m.path, []model.Rejection{m.rej}); err != nil {
 			return sum, err
 		}
@@ -139,7 +139,7 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 			return res, err
 		} else if ok {
 			res.Skipped = "already ingested as " + prev
-			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", Shown(path), res.Skipped)
+			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", shown(path), res.Skipped)
 			return res, nil
 		}
 	}
@@ -161,7 +161,7 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 		} else if ok {
 			tx.Rollback()
 			res = FileResult{Path: path, Skipped: "already ingested as " + prev}
-			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", Shown(path), res.Skipped)
+			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", shown(path), res.Skipped)
 			return res, nil
 		}
 	}
@@ -183,7 +183,7 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 	if tx.Conflicts > 0 {
 		res.Rejected["duplicate_conflict"] += tx.Conflicts
 		fmt.Fprintf(opt.Log, "%s: duplicate_conflict: %d spans repeat a span seen before with other content; the first copy is kept (see ingest_errors)\n",
-			Shown(path), tx.Conflicts)
+			shown(path), tx.Conflicts)
 	}
 	res.Elapsed = time.Since(start)
 	fmt.Fprintf(opt.Log, "%s\n", res.line())
@@ -193,7 +193,7 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 // rejectWhole records a problem with a file as a whole.
 func rejectWhole(ctx context.Context, st *store.Store, res *FileResult, opt Options, r model.Rejection) error {
 	res.Rejected[r.Reason]++
-	fmt.Fprintf(opt.Log, "%s: %s (%s)\n", Shown(res.Path), r.Detail, r.Reason)
+	fmt.Fprintf(opt.Log, "%s: %s (%s)\n", shown(res.Path), r.Detail, r.Reason)
 	return st.RecordRejections(ctx, res.Path, []model.Rejection{r})
 }
 
@@ -207,7 +207,7 @@ func (r FileResult) line() string {
 		rej += n
 	}
 	return fmt.Sprintf("%s: %s, %s: %d spans (%d new), %d rejected, %.2fs%s",
-		Shown(r.Path), r.Format, r.Compression, r.Spans, r.SpansNew, rej, r.Elapsed.Seconds(), rate)
+		shown(r.Path), r.Format, r.Compression, r.Spans, r.SpansNew, rej, r.Elapsed.Seconds(), rate)
 }
 
 func humanCount(v float64) string {
@@ -390,13 +390,13 @@ func logRejection(w io.Writer, path string, r model.Rejection) {
 	if r.SpanID != "" {
 		id = fmt.Sprintf(" (span %s/%s)", r.TraceID, r.SpanID)
 	}
-	fmt.Fprintf(w, "%s:%d: %s: %s%s\n", Shown(path), r.Offset, r.Reason, r.Detail, id)
+	fmt.Fprintf(w, "%s:%d: %s: %s%s\n", shown(path), r.Offset, r.Reason, r.Detail, id)
 }
 
-// Shown is a path as a log line prints it: as is, unless it holds a line
+// shown is a path as a log line prints it: as is, unless it holds a line
 // break, another control character or bytes that are not UTF-8, which
 // would forge or garble log lines; then Go-quoted.
-func Shown(path string) string {
+func shown(path string) string {
 	if !utf8.ValidString(path) || strings.IndexFunc(path, unicode.IsControl) >= 0 {
 		return strconv.Quote(path)
 	}

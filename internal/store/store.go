@@ -86,7 +86,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	}
 	connector, err := duckdb.NewConnector(path, func(ex driver.ExecerContext) error {
 		for _, q := range settings {
-			if _, err := ex.ExecContext(ctx, q, nil); err != nil {
+			if _, err := ex.ExecContext(context.WithoutCancel(ctx), q, nil); err != nil {
 				return err
 			}
 		}

@@ -288,34 +288,28 @@ func Compute(ctx context.Context, st *store.Store, opt Options) error {
 		return fmt.Errorf("baselines: read requests: %w", err)
 	}
 	defer st.Conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS baseline_input")
-	if _, err := st.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		return err
-	}
-	rollback := func(err error) error {
-		st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return err
-	}
-	if partial {
-		if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_keep")); err != nil {
-			return rollback(fmt.Errorf("baselines: keep the unchanged rows: %w", err))
+	return st.Tx(ctx, func() error {
+		if partial {
+			if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_keep")); err != nil {
+				return fmt.Errorf("baselines: keep the unchanged rows: %w", err)
+			}
 		}
-	}
-	steps := opt.steps()
-	for i, s := range steps {
-		if opt.Progress != nil {
-			opt.Progress(s.what, i+1, len(steps))
+		steps := opt.steps()
+		for i, s := range steps {
+			if opt.Progress != nil {
+				opt.Progress(s.what, i+1, len(steps))
+			}
+			if err := s.exec(ctx, st); err != nil {
+				return fmt.Errorf("baselines: %s: %w", s.what, err)
+			}
 		}
-		if err := s.exec(ctx, st); err != nil {
-			return rollback(fmt.Errorf("baselines: %s: %w", s.what, err))
+		if partial {
+			if err := st.ExecScript(ctx, "baseline_merge", opt.targetFrom, opt.targetTo); err != nil {
+				return fmt.Errorf("baselines: merge the recomputed rows: %w", err)
+			}
 		}
-	}
-	if partial {
-		if err := st.ExecScript(ctx, "baseline_merge", opt.targetFrom, opt.targetTo); err != nil {
-			return rollback(fmt.Errorf("baselines: merge the recomputed rows: %w", err))
-		}
-	}
-	_, err = st.Conn.ExecContext(ctx, "COMMIT")
-	return err
+		return nil
+	})
 }
 
 // Reach is how far in start time a change to one request can move other

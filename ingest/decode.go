@@ -15,19 +15,62 @@ import (
 	"github.com/retryscope/retryscope/model"
 )
 
-// Limits are the sanity bounds a span must meet to be stored.
+// Limits bound what one input may cost and what a span must meet to be
+// stored. A zero field takes its value from DefaultLimits.
 type Limits struct {
 	// MaxDuration is the longest believable span; longer ones are
 	// quarantined as absurd.
 	MaxDuration time.Duration
+	// MaxRecordBytes caps one record: a JSON line, a framed message, a raw
+	// message's field, a message after zstd. A record is decoded whole, at
+	// several times its size, so this bounds the process's memory. At most
+	// MaxRecordBytes (the package constant).
+	MaxRecordBytes int64
+	// MaxDocumentBytes caps a multi-line (pretty-printed) JSON document,
+	// counted without the whitespace between its tokens: such a document
+	// is decoded whole, so its size is the process's memory.
+	MaxDocumentBytes int64
+	// MaxExpansion caps how many bytes a gzip or zstd file may expand to
+	// per byte of it read, beyond the first ExpansionFloor bytes.
+	MaxExpansion int64
+	// ExpansionFloor is what any compressed file may expand to whatever
+	// its ratio, so that small, very repetitive files are never refused.
+	ExpansionFloor int64
 }
 
-// DefaultLimits are used when the caller sets none.
-var DefaultLimits = Limits{MaxDuration: 7 * 24 * time.Hour}
+// DefaultLimits are used for the fields the caller leaves zero.
+var DefaultLimits = Limits{MaxDuration: 7 * 24 * time.Hour, MaxRecordBytes: 64 << 20, MaxDocumentBytes: 64 << 20,
+	MaxExpansion: 100, ExpansionFloor: 256 << 20}
+
+// withDefaults fills the zero fields from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	if l.MaxDuration == 0 {
+		l.MaxDuration = DefaultLimits.MaxDuration
+	}
+	if l.MaxRecordBytes == 0 {
+		l.MaxRecordBytes = DefaultLimits.MaxRecordBytes
+	}
+	l.MaxRecordBytes = min(l.MaxRecordBytes, MaxRecordBytes)
+	if l.MaxDocumentBytes == 0 {
+		l.MaxDocumentBytes = DefaultLimits.MaxDocumentBytes
+	}
+	if l.MaxExpansion == 0 {
+		l.MaxExpansion = DefaultLimits.MaxExpansion
+	}
+	if l.ExpansionFloor == 0 {
+		l.ExpansionFloor = DefaultLimits.ExpansionFloor
+	}
+	return l
+}
 
 // earliestNS is 2000-01-01: a start before it is a clock or unit error
 // (seconds or microseconds written as nanoseconds).
 const earliestNS = int64(946684800) * 1e9
+
+// latestNS is 2200-01-01: a time after it is corrupt, and days near the end
+// of int64 nanoseconds (2262-04-11) cannot be bounded by a following day
+// (the export's day partitions, the report's windows).
+const latestNS = int64(7258118400) * 1e9
 
 // decoded is what one record yields.
 type decoded struct {
@@ -133,10 +176,12 @@ func check(sp ptrace.Span, offset int64, lim Limits) (model.Rejection, bool) {
 		reason, detail = "zero_trace_id", "span has an all-zero trace id"
 	case sp.SpanID().IsEmpty():
 		reason, detail = "zero_span_id", "span has an all-zero span id"
+	case sp.ParentSpanID() == sp.SpanID():
+		reason, detail = "self_parent", "span names itself as its parent"
 	case sp.StartTimestamp() == 0 || sp.EndTimestamp() == 0:
 		reason, detail = "missing_time", "span has no start or no end time"
-	case uint64(sp.StartTimestamp()) > 1<<63-1 || uint64(sp.EndTimestamp()) > 1<<63-1:
-		reason, detail = "absurd_time", "timestamp beyond year 2262"
+	case uint64(sp.StartTimestamp()) >= uint64(latestNS) || uint64(sp.EndTimestamp()) >= uint64(latestNS):
+		reason, detail = "absurd_time", "timestamp after 2200-01-01"
 	case start < earliestNS:
 		reason, detail = "absurd_time", fmt.Sprintf("start %d ns is before 2000-01-01: wrong unit?", start)
 	case end < start:

@@ -26,8 +26,9 @@ const (
 	FormatEmpty       Format = "empty"             // nothing to read
 )
 
-// MaxRecordBytes caps one record (line, frame, message). A length prefix
-// above it cannot be trusted, so the rest of such a file is given up.
+// MaxRecordBytes is the most Limits.MaxRecordBytes may be. A length prefix
+// above it cannot be trusted, so the rest of such a file is given up; one
+// under it but over the limit costs only its record.
 const MaxRecordBytes = 256 << 20
 
 var (
@@ -59,6 +60,8 @@ type stream struct {
 	compression string
 	zdec        *zstd.Decoder // for per-message zstd frames
 	json        jsonState
+	maxDoc      int64 // Limits.MaxDocumentBytes
+	maxRecord   int64 // Limits.MaxRecordBytes
 	closers     []func()
 }
 
@@ -70,9 +73,35 @@ func (s *stream) close() {
 
 const peekSize = 64 << 10
 
+// errExpansion ends a compressed stream that expands beyond its limit.
+var errExpansion = errors.New("expands beyond the limit")
+
+// expansionGuard stops a decompressor whose output outgrows the compressed
+// bytes read so far by more than the allowed ratio: a small file of
+// repeated bytes would otherwise be read for minutes.
+type expansionGuard struct {
+	r        io.Reader
+	read     func() int64 // compressed bytes consumed so far
+	ratio    int64
+	floor    int64
+	expanded int64
+}
+
+func (g *expansionGuard) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	g.expanded += int64(n)
+	if g.expanded > g.floor && g.expanded > g.ratio*g.read() {
+		return n, fmt.Errorf("%w: %d bytes from %d compressed (over %dx; see --max-expansion)", errExpansion, g.expanded, g.read(), g.ratio)
+	}
+	return n, err
+}
+
 // openStream unwraps whole-file gzip or zstd and detects the framing.
-func openStream(r io.Reader) (*stream, error) {
-	s := &stream{compression: "none"}
+// compressedRead says how many bytes of the file were consumed so far, for
+// the expansion limit.
+func openStream(r io.Reader, compressedRead func() int64, lim Limits) (*stream, error) {
+	lim = lim.withDefaults()
+	s := &stream{compression: "none", maxDoc: lim.MaxDocumentBytes, maxRecord: lim.MaxRecordBytes}
 	br := bufio.NewReaderSize(r, 1<<20)
 	for layer := 0; layer < 2; layer++ {
 		head, _ := br.Peek(4)
@@ -84,7 +113,7 @@ func openStream(r io.Reader) (*stream, error) {
 			}
 			s.closers = append(s.closers, func() { zr.Close() })
 			s.compression = joinCompression(s.compression, "gzip")
-			br = bufio.NewReaderSize(zr, 1<<20)
+			br = bufio.NewReaderSize(&expansionGuard{r: zr, read: compressedRead, ratio: lim.MaxExpansion, floor: lim.ExpansionFloor}, 1<<20)
 			continue
 		case bytes.HasPrefix(head, zstdMagic):
 			zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
@@ -93,7 +122,7 @@ func openStream(r io.Reader) (*stream, error) {
 			}
 			s.closers = append(s.closers, zr.Close)
 			s.compression = joinCompression(s.compression, "zstd")
-			br = bufio.NewReaderSize(zr, 1<<20)
+			br = bufio.NewReaderSize(&expansionGuard{r: zr, read: compressedRead, ratio: lim.MaxExpansion, floor: lim.ExpansionFloor}, 1<<20)
 			continue
 		}
 		break
@@ -108,7 +137,7 @@ func openStream(r io.Reader) (*stream, error) {
 	s.format = detect(head, err != nil)
 	s.detected = s.format
 	if s.format == FormatProtoFramed || s.format == FormatProtoVarint {
-		s.zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxRecordBytes))
+		s.zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(s.maxRecord)))
 		s.closers = append(s.closers, s.zdec.Close)
 	}
 	return s, nil
@@ -210,6 +239,9 @@ func (s *stream) streamProblem(at int64, err error) (record, error) {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return record{offset: at, problem: &problem{"truncated", "the stream ends inside a record"}}, nil
 	}
+	if errors.Is(err, errExpansion) {
+		return record{offset: at, problem: &problem{"expansion_limit", fmt.Sprintf("%s stream %v; the rest of the file is not read", s.compression, err)}}, nil
+	}
 	if s.compression != "none" {
 		return record{offset: at, problem: &problem{"corrupt_compression", fmt.Sprintf("%s stream: %v", s.compression, err)}}, nil
 	}
@@ -264,6 +296,14 @@ func (s *stream) nextFramed(readLength func() (uint64, error)) (record, error) {
 		s.format = FormatEmpty
 		return record{offset: at, problem: &problem{"bad_length", fmt.Sprintf("length prefix %d exceeds %d bytes; the rest of the file cannot be framed", n, MaxRecordBytes)}}, nil
 	}
+	if int64(n) > s.maxRecord {
+		k, err := io.CopyN(io.Discard, s.br, int64(n))
+		s.pos += k
+		if err != nil {
+			return s.streamProblem(at, err)
+		}
+		return record{offset: at, problem: &problem{"record_too_large", fmt.Sprintf("a message of %d bytes, over the %d-byte limit (see --max-record-mib)", n, s.maxRecord)}}, nil
+	}
 	data, err := s.readFull(int(n))
 	if err != nil {
 		return s.streamProblem(at, err)
@@ -298,6 +338,14 @@ func (s *stream) nextRaw() (record, error) {
 	n, err := s.readVarintLength()
 	if err != nil {
 		return s.streamProblem(at, io.ErrUnexpectedEOF)
+	}
+	if tag == 0x0a && n <= MaxRecordBytes && int64(n) > s.maxRecord {
+		k, err := io.CopyN(io.Discard, s.br, int64(n))
+		s.pos += k
+		if err != nil {
+			return s.streamProblem(at, err)
+		}
+		return record{offset: at, problem: &problem{"record_too_large", fmt.Sprintf("a resource_spans field of %d bytes, over the %d-byte limit (see --max-record-mib)", n, s.maxRecord)}}, nil
 	}
 	if tag != 0x0a || n > MaxRecordBytes {
 		s.format = FormatEmpty

@@ -15,9 +15,14 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 )
@@ -79,9 +84,7 @@ func (s Summary) Totals() (ingested, skipped int, spans, spansNew, rejected int6
 // returns an error.
 func Run(ctx context.Context, st *store.Store, paths []string, opt Options) (Summary, error) {
 	start := time.Now()
-	if opt.Limits == (Limits{}) {
-		opt.Limits = DefaultLimits
-	}
+	opt.Limits = opt.Limits.withDefaults()
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -92,7 +95,7 @@ func Run(ctx context.Context, st *store.Store, paths []string, opt Options) (Sum
 	inputs, missing := expand(paths, opt.Exclude)
 	for _, m := range missing {
 		res := FileResult{Path: m.path, Rejected: map[string]int64{m.rej.Reason: 1}}
-		fmt.Fprintf(opt.Log, "%s: %s\n", m.path, m.rej.Detail)
+		fmt.Fprintf(opt.Log, "%s: %s\n", shown(m.path), m.rej.Detail)
 		if err := st.RecordRejections(ctx, m.path, []model.Rejection{m.rej}); err != nil {
 			return sum, err
 		}
@@ -136,11 +139,11 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 			return res, err
 		} else if ok {
 			res.Skipped = "already ingested as " + prev
-			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", path, res.Skipped)
+			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", shown(path), res.Skipped)
 			return res, nil
 		}
 	}
-	tx, err := st.BeginFile(ctx)
+	tx, err := st.BeginFile(ctx, path)
 	if err != nil {
 		return res, err
 	}
@@ -158,17 +161,29 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 		} else if ok {
 			tx.Rollback()
 			res = FileResult{Path: path, Skipped: "already ingested as " + prev}
-			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", path, res.Skipped)
+			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", shown(path), res.Skipped)
 			return res, nil
 		}
+	}
+	if err := crashpoint.Hit("ingest.staged"); err != nil {
+		tx.Rollback()
+		return res, err
 	}
 	res.Elapsed = time.Since(start)
 	info := store.FileInfo{Path: path, SHA256: sha, SizeBytes: src.read.Load(), Format: string(res.Format),
 		Compression: res.Compression, Records: res.Records, SpansRead: res.Spans,
 		Rejected: int64(len(rejections)), Seconds: res.Elapsed.Seconds()}
 	res.SpansNew, err = tx.Commit(info, rejections)
+	if err == nil {
+		err = crashpoint.Hit("ingest.committed")
+	}
 	if err != nil {
 		return res, err
+	}
+	if tx.Conflicts > 0 {
+		res.Rejected["duplicate_conflict"] += tx.Conflicts
+		fmt.Fprintf(opt.Log, "%s: duplicate_conflict: %d spans repeat a span seen before with other content; the first copy is kept (see ingest_errors)\n",
+			shown(path), tx.Conflicts)
 	}
 	res.Elapsed = time.Since(start)
 	fmt.Fprintf(opt.Log, "%s\n", res.line())
@@ -178,7 +193,7 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 // rejectWhole records a problem with a file as a whole.
 func rejectWhole(ctx context.Context, st *store.Store, res *FileResult, opt Options, r model.Rejection) error {
 	res.Rejected[r.Reason]++
-	fmt.Fprintf(opt.Log, "%s: %s (%s)\n", res.Path, r.Detail, r.Reason)
+	fmt.Fprintf(opt.Log, "%s: %s (%s)\n", shown(res.Path), r.Detail, r.Reason)
 	return st.RecordRejections(ctx, res.Path, []model.Rejection{r})
 }
 
@@ -192,7 +207,7 @@ func (r FileResult) line() string {
 		rej += n
 	}
 	return fmt.Sprintf("%s: %s, %s: %d spans (%d new), %d rejected, %.2fs%s",
-		r.Path, r.Format, r.Compression, r.Spans, r.SpansNew, rej, r.Elapsed.Seconds(), rate)
+		shown(r.Path), r.Format, r.Compression, r.Spans, r.SpansNew, rej, r.Elapsed.Seconds(), rate)
 }
 
 func humanCount(v float64) string {
@@ -264,10 +279,17 @@ func openInput(path string, stdin io.Reader) (*input, error) {
 	return in, nil
 }
 
+// inFlightBytes bounds the records being framed, queued and decoded at
+// once; budgetUnit is the grain it is counted in.
+const (
+	inFlightBytes = 64 << 20
+	budgetUnit    = 1 << 20
+)
+
 // readInto decodes the input on parallel workers, in order, and appends the
 // spans to the file's transaction. It returns the rejections.
 func readInto(ctx context.Context, tx *store.FileTx, src *input, res *FileResult, opt Options) ([]model.Rejection, error) {
-	s, err := openStream(src.r)
+	s, err := openStream(src.r, src.read.Load, opt.Limits)
 	if err != nil {
 		rej := model.Rejection{Reason: "corrupt_compression", Detail: err.Error()}
 		res.Rejected[rej.Reason]++
@@ -292,8 +314,16 @@ func readInto(ctx context.Context, tx *store.FileTx, src *input, res *FileResult
 		rec record
 		out chan decoded
 	}
+	type pending struct {
+		out   chan decoded
+		units int
+	}
+	// Records in flight hold at most inFlightBytes between them (one
+	// larger record goes alone): a record decodes at several times its
+	// size, so this, not the number of workers, bounds the memory.
+	budget := make(chan struct{}, inFlightBytes/budgetUnit)
 	jobs := make(chan job, opt.Workers*2)
-	order := make(chan chan decoded, opt.Workers*4)
+	order := make(chan pending, opt.Workers*4)
 	go func() {
 		defer close(jobs)
 		defer close(order)
@@ -302,13 +332,20 @@ func readInto(ctx context.Context, tx *store.FileTx, src *input, res *FileResult
 			if err != nil {
 				return
 			}
-			out := make(chan decoded, 1)
+			p := pending{out: make(chan decoded, 1), units: int(min(int64(len(rec.data))/budgetUnit+1, inFlightBytes/budgetUnit))}
+			for range p.units {
+				select {
+				case budget <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+			}
 			select {
-			case order <- out:
+			case order <- p:
 			case <-ctx.Done():
 				return
 			}
-			jobs <- job{rec, out}
+			jobs <- job{rec, p.out}
 		}
 	}()
 	for w := 0; w < opt.Workers; w++ {
@@ -320,8 +357,8 @@ func readInto(ctx context.Context, tx *store.FileTx, src *input, res *FileResult
 	}
 
 	var rejections []model.Rejection
-	for out := range order {
-		d := <-out
+	for p := range order {
+		d := <-p.out
 		res.Records++
 		for i := range d.spans {
 			if err := tx.Append(&d.spans[i]); err != nil {
@@ -334,6 +371,9 @@ func readInto(ctx context.Context, tx *store.FileTx, src *input, res *FileResult
 			logRejection(opt.Log, res.Path, r)
 		}
 		rejections = append(rejections, d.rejections...)
+		for range p.units {
+			<-budget
+		}
 		if opt.Progress != nil {
 			opt.Progress(res.Path, src.read.Load(), src.size, res.Spans)
 		}
@@ -350,7 +390,17 @@ func logRejection(w io.Writer, path string, r model.Rejection) {
 	if r.SpanID != "" {
 		id = fmt.Sprintf(" (span %s/%s)", r.TraceID, r.SpanID)
 	}
-	fmt.Fprintf(w, "%s:%d: %s: %s%s\n", path, r.Offset, r.Reason, r.Detail, id)
+	fmt.Fprintf(w, "%s:%d: %s: %s%s\n", shown(path), r.Offset, r.Reason, r.Detail, id)
+}
+
+// shown is a path as a log line prints it: as is, unless it holds a line
+// break, another control character or bytes that are not UTF-8, which
+// would forge or garble log lines; then Go-quoted.
+func shown(path string) string {
+	if !utf8.ValidString(path) || strings.IndexFunc(path, unicode.IsControl) >= 0 {
+		return strconv.Quote(path)
+	}
+	return path
 }
 
 // SortedReasons lists rejection reasons by count, then name.

@@ -10,12 +10,19 @@ import (
 
 // jsonState cuts OTLP/JSON into records. One object per line is the common
 // case (the Collector's file exporter); a document that spans lines (pretty
-// printed) is read whole. The first record decides which it is, so in a
+// printed) is gathered whole, without the whitespace between its tokens, up
+// to the document limit. The first record decides which it is, so in a
 // JSON-lines file a broken line costs only that line.
 type jsonState struct {
-	lines   bool // a record has closed on the line it opened: JSON lines
-	buf     []byte
-	bufAt   int64
+	lines    bool // a record has closed on the line it opened: JSON lines
+	buf      []byte
+	bufAt    int64
+	tooLarge bool // the document outgrew the limit: read to its end, keep nothing
+	sc       jsonScanner
+}
+
+// jsonScanner counts braces outside strings.
+type jsonScanner struct {
 	depth   int
 	inStr   bool
 	escaped bool
@@ -23,29 +30,34 @@ type jsonState struct {
 
 func (j *jsonState) reset() {
 	j.buf = j.buf[:0]
-	j.depth, j.inStr, j.escaped = 0, false, false
+	j.tooLarge = false
+	j.sc = jsonScanner{}
 }
 
 // scan feeds b through the brace counter and returns the index just past
-// the byte that closes the top-level object, or -1.
-func (j *jsonState) scan(b []byte) int {
+// the byte that closes the top-level object, or -1. With out set, the bytes
+// up to there are appended to *out, less whitespace outside strings.
+func (sc *jsonScanner) scan(b []byte, out *[]byte) int {
 	for i, c := range b {
+		if out != nil && (sc.inStr || (c != ' ' && c != '\t' && c != '\r' && c != '\n')) {
+			*out = append(*out, c)
+		}
 		switch {
-		case j.escaped:
-			j.escaped = false
-		case j.inStr:
+		case sc.escaped:
+			sc.escaped = false
+		case sc.inStr:
 			if c == '\\' {
-				j.escaped = true
+				sc.escaped = true
 			} else if c == '"' {
-				j.inStr = false
+				sc.inStr = false
 			}
 		case c == '"':
-			j.inStr = true
+			sc.inStr = true
 		case c == '{' || c == '[':
-			j.depth++
+			sc.depth++
 		case c == '}' || c == ']':
-			j.depth--
-			if j.depth == 0 {
+			sc.depth--
+			if sc.depth == 0 {
 				return i + 1
 			}
 		}
@@ -53,7 +65,7 @@ func (j *jsonState) scan(b []byte) int {
 	return -1
 }
 
-var errTooLong = fmt.Errorf("line longer than %d bytes", MaxRecordBytes)
+var errTooLong = errors.New("line longer than the record limit (see --max-record-mib)")
 
 // readLine returns the next line without its line ending, however long, and
 // whether the stream ended after it (a last line with no newline).
@@ -61,7 +73,7 @@ func (s *stream) readLine() (line []byte, eof bool, err error) {
 	for {
 		chunk, err := s.br.ReadSlice('\n')
 		s.pos += int64(len(chunk))
-		if len(line)+len(chunk) > MaxRecordBytes {
+		if int64(len(line)+len(chunk)) > s.maxRecord {
 			return nil, false, errTooLong
 		}
 		line = append(line, chunk...)
@@ -83,7 +95,7 @@ func (s *stream) nextJSON() (record, error) {
 		at := s.pos
 		line, eof, err := s.readLine()
 		if err != nil {
-			if len(j.buf) > 0 {
+			if len(j.buf) > 0 || j.tooLarge {
 				at = j.bufAt
 			}
 			j.reset()
@@ -93,16 +105,17 @@ func (s *stream) nextJSON() (record, error) {
 			}
 			return s.streamProblem(at, err)
 		}
+		inDoc := len(j.buf) > 0 || j.tooLarge
 		if eof && len(line) == 0 {
-			if len(j.buf) > 0 {
+			if inDoc {
 				recAt := j.bufAt
 				j.reset()
 				return record{offset: recAt, problem: &problem{"truncated", "the file ends inside a JSON record"}}, nil
 			}
 			return record{}, io.EOF
 		}
-		trimmed := bytes.TrimSpace(line)
-		if len(j.buf) == 0 {
+		if !inDoc {
+			trimmed := bytes.TrimSpace(line)
 			if len(trimmed) == 0 {
 				continue
 			}
@@ -111,7 +124,8 @@ func (s *stream) nextJSON() (record, error) {
 			}
 			j.bufAt = at
 		}
-		end := j.scan(line)
+		before := j.sc
+		end := j.sc.scan(line, nil)
 		if end < 0 {
 			if j.lines || eof {
 				reason, detail := "bad_json", "JSON object not closed on its line"
@@ -122,24 +136,51 @@ func (s *stream) nextJSON() (record, error) {
 				j.reset()
 				return record{offset: recAt, problem: &problem{reason, detail}}, nil
 			}
-			j.buf = append(j.buf, line...)
-			j.buf = append(j.buf, '\n')
+			s.gather(line, before)
 			continue
 		}
-		if len(j.buf) == 0 {
-			j.lines = true
-		} else {
-			s.detected = FormatJSONDoc
-		}
-		j.buf = append(j.buf, line[:end]...)
-		data := bytes.Clone(j.buf)
 		recAt := j.bufAt
 		rest := bytes.TrimSpace(line[end:])
+		var data []byte
+		switch {
+		case !inDoc:
+			j.lines = true
+			data = line[:end] // readLine returns a fresh slice
+		case j.tooLarge:
+		default:
+			s.detected = FormatJSONDoc
+			s.gather(line[:end], before)
+			data, j.buf = j.buf, nil
+		}
+		tooLarge := j.tooLarge
 		j.reset()
+		if tooLarge {
+			s.detected = FormatJSONDoc
+			return record{offset: recAt, problem: &problem{"document_too_large", fmt.Sprintf(
+				"a multi-line JSON document over %d bytes without whitespace; see --max-document-size", s.maxDoc)}}, nil
+		}
 		if len(rest) > 0 {
 			return record{offset: recAt, problem: &problem{"bad_json", fmt.Sprintf("text after the JSON object: %q", clip(rest, 24))}}, nil
 		}
 		return record{offset: recAt, data: data, json: true}, nil
+	}
+}
+
+// gather adds a line of a multi-line document to the buffer, scanning it
+// again from the state before it with whitespace dropped. A document that
+// outgrows the limit is kept scanning (to find its end) but not kept.
+func (s *stream) gather(line []byte, before jsonScanner) {
+	j := &s.json
+	if j.tooLarge {
+		return
+	}
+	after := j.sc
+	j.sc = before
+	j.sc.scan(line, &j.buf)
+	j.sc = after
+	if int64(len(j.buf)) > s.maxDoc {
+		j.tooLarge = true
+		j.buf = nil
 	}
 }
 

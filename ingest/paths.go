@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,6 +32,16 @@ func expand(paths []string, exclude []string) (files []string, missing []missing
 		abs, err := filepath.Abs(p)
 		if err == nil && (skip[abs] || skip[filepath.Dir(abs)] || seen[abs]) {
 			return
+		}
+		// A file reached through links is read once, and the database is
+		// never read through a link to it.
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			if real, err = filepath.Abs(real); err == nil {
+				if skip[real] || skip[filepath.Dir(real)] || seen[real] {
+					return
+				}
+				seen[real] = true
+			}
 		}
 		seen[abs] = true
 		files = append(files, p)
@@ -70,21 +81,52 @@ func expand(paths []string, exclude []string) (files []string, missing []missing
 	return files, missing
 }
 
+// walk lists the regular files under root, in name order, following
+// symbolic links to files and directories; a link back to a directory
+// being walked is not followed again. A link that leads nowhere is listed,
+// to be reported as unreadable when opened.
 func walk(root string, add func(string)) {
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			add(p) // reported as unreadable when opened
-			return nil
+	fi, err := os.Stat(root)
+	if err != nil {
+		add(root)
+		return
+	}
+	walkDir(root, []os.FileInfo{fi}, add)
+}
+
+func walkDir(dir string, ancestors []os.FileInfo, add func(string)) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		add(dir) // reported as unreadable when opened
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
 		}
-		if p != root && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
+		p := filepath.Join(dir, e.Name())
+		t := e.Type()
+		if t&fs.ModeSymlink != 0 {
+			fi, err := os.Stat(p)
+			if err != nil {
+				add(p)
+				continue
 			}
-			return nil
+			t = fi.Mode().Type()
 		}
-		if d.Type().IsRegular() {
+		switch {
+		case t.IsDir():
+			fi, err := os.Stat(p)
+			if err != nil {
+				add(p)
+				continue
+			}
+			if slices.ContainsFunc(ancestors, func(a os.FileInfo) bool { return os.SameFile(a, fi) }) {
+				continue // a loop of links
+			}
+			walkDir(p, append(ancestors[:len(ancestors):len(ancestors)], fi), add)
+		case t.IsRegular():
 			add(p)
 		}
-		return nil
-	})
+	}
 }

@@ -1,6 +1,9 @@
--- drop_unfinished: removes the spans of a file whose ingest was interrupted
--- (a crash or kill after some of its chunks were committed, before its
--- ledger row was). Run on every open; cheap when there is nothing to do.
+-- drop_unfinished: removes the spans (and the conflicts recorded) of a
+-- file whose ingest was interrupted (a crash or kill after some of its
+-- chunks were committed, before its ledger row was). Run on every open; cheap when there is nothing to do.
 DELETE FROM spans
 WHERE file_id > (SELECT coalesce(max(file_id), 0) FROM ingest_files)
    OR file_id NOT IN (SELECT file_id FROM ingest_files);
+
+DELETE FROM ingest_errors
+WHERE file_id IS NOT NULL AND file_id NOT IN (SELECT file_id FROM ingest_files);

@@ -1,10 +1,12 @@
 -- merge_stage: moves staged spans into spans, converting their JSON text to
--- MAP and STRUCT lists. A (trace_id, span_id) already stored, or repeated in
--- the stage, goes in once: the first copy wins. Duplicates are found on the
--- keys alone so that no step holds whole rows twice, and only among stored
--- spans whose start lies in the stage's time range ($2..$3): a re-exported
--- span keeps its start time, and the range lets DuckDB skip the row groups
--- of older history by their min/max. $1 is the file_id.
+-- MAP and STRUCT lists. A span's identity is (trace_id, span_id): one
+-- already stored, or repeated in the stage, goes in once, and the first copy
+-- wins (the one stored before; within a file, the first in file order).
+-- Stored copies are looked for among spans starting within $4 ns of the
+-- stage's time range ($2..$3): a re-sent span keeps its start time, or
+-- nearly, and the range lets DuckDB skip the row groups of older history by
+-- their min/max. Duplicates are found on the keys alone so that no step
+-- holds whole rows twice. $1 is the file_id.
 -- Yields no rows; the affected-row count is the number of new spans.
 INSERT INTO spans
 SELECT s.trace_id, s.span_id, nullif(s.parent_span_id, ''), nullif(s.trace_state, ''),
@@ -21,7 +23,7 @@ SEMI JOIN (
     SELECT min(k.seq) AS seq
     FROM stage_spans k
     ANTI JOIN (
-        SELECT trace_id, span_id, start_ns FROM spans WHERE start_ns BETWEEN $2 AND $3
-    ) p ON p.start_ns = k.start_ns AND p.trace_id = k.trace_id AND p.span_id = k.span_id
+        SELECT trace_id, span_id FROM spans WHERE start_ns BETWEEN $2 - $4 AND $3 + $4
+    ) p ON p.trace_id = k.trace_id AND p.span_id = k.span_id
     GROUP BY k.trace_id, k.span_id
 ) keep ON keep.seq = s.seq;

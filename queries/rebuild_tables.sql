@@ -159,3 +159,11 @@ CREATE OR REPLACE TABLE rebuild_state (
 -- baselines the next baseline update recomputes.
 CREATE OR REPLACE TABLE rebuild_pending (trace_id VARCHAR NOT NULL);
 CREATE OR REPLACE TABLE baseline_pending (since_ns BIGINT NOT NULL, until_ns BIGINT NOT NULL);
+
+-- parent_cycles: the parent links the rebuild cut because they formed a
+-- loop (A's parent B, B's parent C, C's parent A). In each loop the span
+-- that starts first (then the smallest span_id) is taken as a root, so
+-- every span of the loop lands in the requests like any other trace.
+--   trace_id, span_id    the span taken as a root
+--   parent_span_id       the parent it named, ignored
+CREATE OR REPLACE TABLE parent_cycles (trace_id VARCHAR NOT NULL, span_id VARCHAR NOT NULL, parent_span_id VARCHAR NOT NULL);

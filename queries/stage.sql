@@ -1,6 +1,7 @@
 -- stage: the per-connection temporary table a file's spans are appended to
 -- before they are merged into spans. Columns follow model.Span; maps, events
--- and links are still JSON text here.
+-- and links are still JSON text here; offset is where in
+-- its file the span's record starts.
 CREATE OR REPLACE TEMP TABLE stage_spans (
     seq             BIGINT,
     trace_id        VARCHAR,
@@ -19,5 +20,6 @@ CREATE OR REPLACE TEMP TABLE stage_spans (
     attributes      VARCHAR,
     resource        VARCHAR,
     events          VARCHAR,
-    links           VARCHAR
+    links           VARCHAR,
+    "offset"        BIGINT
 );

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/retryscope/retryscope/baseline"
+	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/internal/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
@@ -44,12 +45,59 @@ func (c derivedChange) days() []string {
 // up to date with the spans, rebuilding only what is stale, and says on
 // log what it did.
 func ensureDerived(ctx context.Context, st *store.Store, opt rebuild.Options, log io.Writer) error {
-	_, err := updateDerived(ctx, st, opt, log)
+	_, err := updateDerived(ctx, st, opt, log, nil)
 	return err
 }
 
-// updateDerived is ensureDerived, also saying what changed.
-func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, log io.Writer) (derivedChange, error) {
+// updateDerived is ensureDerived, also saying what changed. All of it is
+// one transaction, with the Parquet days it leaves to write again and
+// whatever inTx (if set) records of the change: a kill or a full disk
+// leaves the derived tables as they were, or wholly updated and with the
+// change remembered, never half of either.
+func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, log io.Writer, inTx func(derivedChange) error) (derivedChange, error) {
+	var change derivedChange
+	err := st.Tx(ctx, func() error {
+		var err error
+		if change, err = deriveSteps(ctx, st, opt, log); err != nil {
+			return err
+		}
+		if err := markParquetPending(ctx, st, change); err != nil {
+			return err
+		}
+		if inTx != nil {
+			if err := inTx(change); err != nil {
+				return err
+			}
+		}
+		return crashpoint.Hit("derive.recorded")
+	})
+	if err == nil {
+		err = crashpoint.Hit("derive.committed")
+	}
+	return change, err
+}
+
+// markParquetPending adds the days a change touched (every day: "*") to
+// parquet_pending, which a run's export empties only once it has written
+// them all.
+func markParquetPending(ctx context.Context, st *store.Store, change derivedChange) error {
+	if _, err := st.Conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS parquet_pending (day VARCHAR NOT NULL)`); err != nil {
+		return err
+	}
+	days := change.days()
+	if change.all {
+		days = []string{"*"}
+	}
+	for _, d := range days {
+		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO parquet_pending SELECT $1 WHERE $1 NOT IN (SELECT day FROM parquet_pending)`, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deriveSteps does updateDerived's work.
+func deriveSteps(ctx context.Context, st *store.Store, opt rebuild.Options, log io.Writer) (derivedChange, error) {
 	var change derivedChange
 	freshBefore, err := baselinesFresh(ctx, st)
 	if err != nil {
@@ -75,6 +123,9 @@ func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, lo
 			how = fmt.Sprintf("updated the logical requests of %d new or touched traces", stats.Traces)
 		}
 		fmt.Fprintf(log, "%s in %s\n", how, time.Since(t0).Round(time.Millisecond))
+		if stats.Cycles > 0 {
+			fmt.Fprintf(log, "cut %d loops of parent links, each at the span that starts first (see the parent_cycles table)\n", stats.Cycles)
+		}
 	}
 	fresh, err := baselinesFresh(ctx, st)
 	if err != nil {
@@ -106,6 +157,9 @@ func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, lo
 		if err := baseline.Compute(ctx, st, baseline.Options{Progress: stepDone}); err != nil {
 			return change, fmt.Errorf("baselines: %w", err)
 		}
+		if err := crashpoint.Hit("baselines.computed"); err != nil {
+			return change, err
+		}
 	}
 	for _, r := range ranges {
 		bopt := baseline.Options{Since: r[0], Until: r[1], Progress: stepDone}
@@ -115,6 +169,9 @@ func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, lo
 		}
 		if err := baseline.Compute(ctx, st, bopt); err != nil {
 			return change, fmt.Errorf("baselines: %w", err)
+		}
+		if err := crashpoint.Hit("baselines.computed"); err != nil {
+			return change, err
 		}
 		change.spans = append(change.spans, [2]int64{r[0] - int64(reach), r[1] + int64(reach)})
 	}

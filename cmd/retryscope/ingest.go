@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/internal/store"
@@ -47,6 +49,46 @@ func (d *dbFlags) register(fs interface {
 	fs.BoolVar(&d.wait, "wait", false, "if another run holds the database, wait for it instead of failing")
 }
 
+// limitFlags bound what one input may cost; ingest and run share them.
+type limitFlags struct {
+	maxDuration  time.Duration
+	maxRecordMiB int64
+	maxDocMiB    int64
+	maxExpansion int64
+}
+
+func (l *limitFlags) register(fs *pflag.FlagSet) {
+	fs.DurationVar(&l.maxDuration, "max-span-duration", ingest.DefaultLimits.MaxDuration, "longest believable span; longer ones are quarantined")
+	fs.Int64Var(&l.maxRecordMiB, "max-record-mib", ingest.DefaultLimits.MaxRecordBytes>>20,
+		fmt.Sprintf("largest record (a JSON line, a framed or raw protobuf message), in MiB, at most %d; larger ones are rejected (record_too_large)", ingest.MaxRecordBytes>>20))
+	fs.Int64Var(&l.maxDocMiB, "max-document-mib", ingest.DefaultLimits.MaxDocumentBytes>>20,
+		"largest multi-line (pretty-printed) JSON document, in MiB without whitespace; larger ones are rejected (document_too_large)")
+	fs.Int64Var(&l.maxExpansion, "max-expansion", ingest.DefaultLimits.MaxExpansion,
+		fmt.Sprintf("most bytes a gzip or zstd file may expand to per compressed byte, beyond its first %d MiB; the rest of a file that expands more is rejected (expansion_limit)", ingest.DefaultLimits.ExpansionFloor>>20))
+}
+
+// check refuses limits that would switch a bound off.
+func (l *limitFlags) check() error {
+	switch {
+	case l.maxDuration <= 0:
+		return fmt.Errorf("--max-span-duration %s: want a positive duration", l.maxDuration)
+	case l.maxRecordMiB <= 0 || l.maxRecordMiB > ingest.MaxRecordBytes>>20:
+		return fmt.Errorf("--max-record-mib %d: want 1 to %d", l.maxRecordMiB, ingest.MaxRecordBytes>>20)
+	case l.maxDocMiB <= 0:
+		return fmt.Errorf("--max-document-mib %d: want a positive number of MiB", l.maxDocMiB)
+	case l.maxDocMiB > ingest.MaxRecordBytes>>20:
+		return fmt.Errorf("--max-document-mib %d: at most %d (the record limit)", l.maxDocMiB, ingest.MaxRecordBytes>>20)
+	case l.maxExpansion <= 0:
+		return fmt.Errorf("--max-expansion %d: want a positive ratio", l.maxExpansion)
+	}
+	return nil
+}
+
+func (l *limitFlags) limits() ingest.Limits {
+	return ingest.Limits{MaxDuration: l.maxDuration, MaxRecordBytes: l.maxRecordMiB << 20, MaxDocumentBytes: l.maxDocMiB << 20,
+		MaxExpansion: l.maxExpansion}
+}
+
 // open opens the database; with --wait it polls while another process
 // holds the file, saying so once on log.
 func (d *dbFlags) open(ctx context.Context, log io.Writer) (*store.Store, error) {
@@ -72,7 +114,8 @@ func runIngest(ctx context.Context, e env, args []string) int {
 	fs := newFlags("ingest", "ingest [--db FILE] PATH...", ingestExamples)
 	var db dbFlags
 	db.register(fs)
-	maxDur := fs.Duration("max-span-duration", ingest.DefaultLimits.MaxDuration, "longest believable span; longer ones are quarantined")
+	var lim limitFlags
+	lim.register(fs)
 	workers := fs.Int("workers", 0, "decoding goroutines (default: one per CPU)")
 	quiet := fs.BoolP("quiet", "q", false, "print only rejections and the summary, not a line per file")
 	if code, stop := parseFlags(fs, args, e.stdout, e.stderr); stop {
@@ -80,6 +123,9 @@ func runIngest(ctx context.Context, e env, args []string) int {
 	}
 	if fs.NArg() == 0 {
 		return usageError(e.stderr, "ingest", fmt.Errorf("ingest needs at least one PATH (a file, directory, glob, or - for stdin)"))
+	}
+	if err := lim.check(); err != nil {
+		return usageError(e.stderr, "ingest", err)
 	}
 	// The decoded records in flight are short-lived; a soft limit keeps
 	// the Go heap from growing beside DuckDB's own memory limit.
@@ -91,7 +137,7 @@ func runIngest(ctx context.Context, e env, args []string) int {
 	defer st.Close()
 
 	sum, err := ingestPaths(ctx, st, db, fs.Args(), e, ingest.Options{
-		Limits:  ingest.Limits{MaxDuration: *maxDur},
+		Limits:  lim.limits(),
 		Workers: *workers,
 		Exclude: []string{db.path, db.path + ".wal", db.path + ".tmp"},
 	}, *quiet)

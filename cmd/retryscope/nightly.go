@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/retryscope/retryscope/ingest"
+	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/export"
 	"github.com/retryscope/retryscope/internal/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
@@ -33,6 +35,8 @@ func runRun(ctx context.Context, e env, args []string) int {
 	parquetDir := fs.String("parquet", "", "write Parquet files under DIR (requests, attempts, baselines, daily; one folder per day)")
 	keep := fs.String("keep", "", "drop data older than this (e.g. 30d, 12h); default keeps everything")
 	nowFlag := fs.String("now", "", "the time --keep counts back from, RFC 3339 (default: the clock; for backfills and tests)")
+	var lim limitFlags
+	lim.register(fs)
 	var rep reportFlags
 	rep.register(fs, "report")
 	var rb rebuildFlags
@@ -62,6 +66,9 @@ func runRun(ctx context.Context, e env, args []string) int {
 	if err := rep.check(); err != nil {
 		return usageError(e.stderr, "run", err)
 	}
+	if err := lim.check(); err != nil {
+		return usageError(e.stderr, "run", err)
+	}
 	rb.splitSet = fs.Changed("split-window")
 	rbOpt, err := rb.options()
 	if err != nil {
@@ -75,12 +82,16 @@ func runRun(ctx context.Context, e env, args []string) int {
 	}
 	defer st.Close()
 	logf := func(format string, a ...any) { fmt.Fprintf(e.stderr, "run: "+format+"\n", a...) }
+	fail := func(err error) int {
+		return failure(e.stderr, explainFull(err, filepath.Dir(db.path), *parquetDir, filepath.Dir(rep.output)))
+	}
 
 	sum, err := ingestPaths(ctx, st, db, fs.Args(), e, ingest.Options{
+		Limits:  lim.limits(),
 		Exclude: []string{db.path, db.path + ".wal", db.path + ".tmp"},
 	}, true)
 	if err != nil {
-		return failure(e.stderr, err)
+		return fail(err)
 	}
 	_, _, _, _, rejected := sum.Totals()
 
@@ -88,39 +99,30 @@ func runRun(ctx context.Context, e env, args []string) int {
 	if retention > 0 {
 		pruned, err = rebuild.Prune(ctx, st, now.Add(-retention).UnixNano())
 		if err != nil {
-			return failure(e.stderr, fmt.Errorf("prune: %w", err))
+			return fail(fmt.Errorf("prune: %w", err))
 		}
 		logf("dropped %d spans older than %s", pruned, *keep)
 	}
-	change, err := updateDerived(ctx, st, rbOpt, prefixed{e.stderr, "run: "})
-	if err != nil {
-		return failure(e.stderr, err)
+	// The report's window is remembered in the transaction that changes
+	// the derived tables, so a run stopped after it writes the same report
+	// when run again.
+	window := func(change derivedChange) error { return nil }
+	var w model.Window
+	if !fs.Changed("since") && !fs.Changed("until") {
+		window = func(change derivedChange) (err error) {
+			w, err = runWindow(ctx, st, change)
+			return err
+		}
+	}
+	if _, err := updateDerived(ctx, st, rbOpt, prefixed{e.stderr, "run: "}, window); err != nil {
+		return fail(err)
 	}
 	if *parquetDir != "" {
-		if change.any || !hasParquet(*parquetDir) {
-			// Only the days an update (or retention) touched are written
-			// again, or removed, so a night costs the same however long the
-			// history.
-			var days []string
-			if !change.all && hasParquet(*parquetDir) {
-				days = append([]string{}, change.days()...) // none, not nil (every day)
-			}
-			t0 := time.Now()
-			res, err := export.Export(ctx, st, *parquetDir, export.Options{Days: days})
-			if err != nil {
-				return failure(e.stderr, err)
-			}
-			logf("parquet: %d files, %d rows, %d old days removed under %s in %s", res.Files, res.Rows, res.Removed, *parquetDir,
-				time.Since(t0).Round(time.Millisecond))
-		} else {
-			logf("parquet: unchanged")
+		if err := exportPending(ctx, st, *parquetDir, logf); err != nil {
+			return fail(err)
 		}
 	}
 	if !fs.Changed("since") && !fs.Changed("until") {
-		w, err := runWindow(ctx, st, change)
-		if err != nil {
-			return failure(e.stderr, err)
-		}
 		rep.setWindow(w, "the requests the latest run with new data added or changed")
 		if w.All() {
 			rep.why = ""
@@ -129,7 +131,7 @@ func runRun(ctx context.Context, e env, args []string) int {
 	rep.dbPath = db.path
 	t0 := time.Now()
 	if err := rep.write(ctx, st, e.stdout); err != nil {
-		return failure(e.stderr, err)
+		return fail(err)
 	}
 	if rep.output != "" {
 		logf("report: %s in %s", rep.output, time.Since(t0).Round(time.Millisecond))
@@ -167,6 +169,63 @@ func runWindow(ctx context.Context, st *store.Store, change derivedChange) (mode
 		return w, fmt.Errorf("remember the run's window: %w", err)
 	}
 	return w, nil
+}
+
+// exportPending writes the Parquet days that parquet_pending lists (every
+// day for "*", or when dir holds no export yet), then empties it. The days
+// are recorded before the first file is written and cleared only after the
+// last, so an export stopped by a kill or a full disk is done again, whole,
+// by the next run.
+func exportPending(ctx context.Context, st *store.Store, dir string, logf func(string, ...any)) error {
+	if _, err := st.Conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS parquet_pending (day VARCHAR NOT NULL)`); err != nil {
+		return err
+	}
+	if !hasParquet(dir) {
+		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO parquet_pending SELECT '*' WHERE '*' NOT IN (SELECT day FROM parquet_pending)`); err != nil {
+			return err
+		}
+	}
+	rows, err := st.Conn.QueryContext(ctx, `SELECT day FROM parquet_pending ORDER BY day`)
+	if err != nil {
+		return err
+	}
+	days := []string{} // none, not nil (every day)
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			rows.Close()
+			return err
+		}
+		days = append(days, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(days) == 0 {
+		logf("parquet: unchanged")
+		return nil
+	}
+	if slices.Contains(days, "*") {
+		days = nil
+	}
+	if err := crashpoint.Hit("export.pending"); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	res, err := export.Export(ctx, st, dir, export.Options{Days: days})
+	if err != nil {
+		return err
+	}
+	if err := crashpoint.Hit("export.done"); err != nil {
+		return err
+	}
+	if _, err := st.Conn.ExecContext(ctx, `DELETE FROM parquet_pending`); err != nil {
+		return err
+	}
+	logf("parquet: %d files, %d rows, %d old days removed under %s in %s", res.Files, res.Rows, res.Removed, dir,
+		time.Since(t0).Round(time.Millisecond))
+	return nil
 }
 
 // prefixed writes each line with a prefix, for plain cron-mail logs.

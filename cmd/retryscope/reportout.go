@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/retryscope/retryscope/baseline"
+	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/htmlreport"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
@@ -180,8 +181,14 @@ func (r *reportFlags) write(ctx context.Context, st *store.Store, stdout io.Writ
 		return fmt.Errorf("write report: %w", err)
 	}
 	err = r.render(ctx, st, f)
+	if err == nil {
+		err = f.Sync() // the rename must not publish a file whose bytes are not on disk
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = crashpoint.Hit("report.tmp")
 	}
 	if err == nil {
 		err = os.Rename(tmp, r.output)
@@ -190,7 +197,7 @@ func (r *reportFlags) write(ctx context.Context, st *store.Store, stdout io.Writ
 		os.Remove(tmp)
 		return fmt.Errorf("write report %s: %w", r.output, err)
 	}
-	return nil
+	return crashpoint.Hit("report.renamed")
 }
 
 func (r *reportFlags) render(ctx context.Context, st *store.Store, w io.Writer) error {

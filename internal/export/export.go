@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/queries"
 )
@@ -109,6 +110,12 @@ func exportTable(ctx context.Context, st *store.Store, dir, name string, opt Opt
 	}
 	sort.Strings(days)
 	days = compact(days)
+	// A kill between writing a day's file and renaming it leaves the file
+	// beside its final name; a reader never sees it, and it goes now.
+	stale, _ := filepath.Glob(filepath.Join(dir, name, "date=*", ".data.parquet.tmp"))
+	for _, f := range stale {
+		os.Remove(f)
+	}
 	has := map[string]int64{}
 	for _, d := range present {
 		has[d] = 1
@@ -142,7 +149,14 @@ func exportTable(ctx context.Context, st *store.Store, dir, name string, opt Opt
 			return res, err
 		}
 		n, _ := r.RowsAffected()
+		if err := crashpoint.Hit("export.tmp"); err != nil {
+			os.Remove(tmp)
+			return res, err
+		}
 		if err := os.Rename(tmp, final); err != nil {
+			return res, err
+		}
+		if err := crashpoint.Hit("export.written"); err != nil {
 			return res, err
 		}
 		res.Files++

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/queries"
 )
@@ -102,6 +103,7 @@ type Stats struct {
 	Partial      bool
 	Since, Until int64
 	Traces       int // traces an incremental update recomputed
+	Cycles       int // parent loops cut (see parent_cycles)
 }
 
 // Rebuild replaces the attempts and requests tables with what the spans
@@ -123,6 +125,9 @@ func Run(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 	if _, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW rebuild_source AS SELECT * FROM spans`); err != nil {
 		return Stats{}, err
 	}
+	if err := crashpoint.Hit("rebuild.cleared"); err != nil {
+		return Stats{}, err
+	}
 	return build(ctx, st, opt)
 }
 
@@ -134,7 +139,8 @@ func Run(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) (Stats, error) {
 	var stats Stats
 	// Databases from before retention kept the derived tables lack it.
-	if _, err := st.Conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS rebuild_pending (trace_id VARCHAR NOT NULL)`); err != nil {
+	if _, err := st.Conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS rebuild_pending (trace_id VARCHAR NOT NULL);
+		CREATE TABLE IF NOT EXISTS parent_cycles (trace_id VARCHAR NOT NULL, span_id VARCHAR NOT NULL, parent_span_id VARCHAR NOT NULL)`); err != nil {
 		return Stats{}, err
 	}
 	if err := st.ExecScript(ctx, "rebuild_scope", sinceFile, int64(opt.SplitWindow)); err != nil {
@@ -145,8 +151,14 @@ func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) 
 		WHERE request_id IN (SELECT request_id FROM rebuild_touched)`).Scan(&lo, &hi); err != nil {
 		return Stats{}, err
 	}
+	if _, err := st.Conn.ExecContext(ctx, `DELETE FROM parent_cycles WHERE trace_id IN (SELECT trace_id FROM rebuild_scope)`); err != nil {
+		return Stats{}, err
+	}
 	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_forget")); err != nil {
 		return Stats{}, fmt.Errorf("drop the requests to rebuild: %w", err)
+	}
+	if err := crashpoint.Hit("rebuild.cleared"); err != nil {
+		return Stats{}, err
 	}
 	_, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW rebuild_source AS
 		SELECT * FROM spans WHERE trace_id IN (SELECT trace_id FROM rebuild_scope)`)
@@ -191,8 +203,10 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 		return stats, err
 	}
 	b := &builder{opt: opt, out: w}
+	var cuts []cutLink
 	err = readTraces(ctx, st.Conn, opt.Keys.withDefaults(), opt.Progress, func(trace []*span) error {
 		stats.Spans += len(trace)
+		cuts = append(cuts, cutCycles(trace)...)
 		return b.trace(trace)
 	})
 	if err == nil {
@@ -201,9 +215,16 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 	if cerr := w.close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = recordCuts(ctx, st, cuts)
+	}
+	if err == nil {
+		err = crashpoint.Hit("rebuild.built")
+	}
 	if err != nil {
 		return stats, fmt.Errorf("rebuild requests: %w", err)
 	}
+	stats.Cycles = len(cuts)
 	src, err := sourceCounts(ctx, st.Conn)
 	if err != nil {
 		return stats, err

@@ -8,6 +8,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -36,23 +37,61 @@ type Store struct {
 	DB   *sql.DB
 	Conn *sql.Conn
 	Path string
+	inTx bool
+}
+
+// Tx runs f in a transaction or, when Tx is already running one on this
+// store, as part of it: only the outermost commits, or rolls back when f
+// fails, so steps that are each atomic can be made atomic together.
+func (s *Store) Tx(ctx context.Context, f func() error) error {
+	if s.inTx {
+		return f()
+	}
+	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	s.inTx = true
+	err := f()
+	s.inTx = false
+	if err != nil {
+		s.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return err
+	}
+	if _, err := s.Conn.ExecContext(ctx, "COMMIT"); err != nil {
+		s.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return err
+	}
+	return nil
 }
 
 // Open opens (creating if needed) the database at path and brings its
-// schema up to date.
+// schema up to date. The path is a file name, taken literally: nothing in
+// it reaches DuckDB's settings. The settings in opt are checked, then set.
 func Open(ctx context.Context, path string, opt Options) (*Store, error) {
-	dsn := path
-	var params []string
+	if err := checkPath(path); err != nil {
+		return nil, err
+	}
+	var settings []string
 	if opt.MemoryLimit != "" {
-		params = append(params, "memory_limit="+opt.MemoryLimit)
+		if !memoryLimitPattern.MatchString(opt.MemoryLimit) {
+			return nil, fmt.Errorf("memory limit %q: want a size such as 512MB or 4GB", opt.MemoryLimit)
+		}
+		settings = append(settings, fmt.Sprintf("SET memory_limit = '%s'", opt.MemoryLimit))
+	}
+	if opt.Threads < 0 {
+		return nil, fmt.Errorf("threads %d: want a positive number", opt.Threads)
 	}
 	if opt.Threads > 0 {
-		params = append(params, fmt.Sprintf("threads=%d", opt.Threads))
+		settings = append(settings, fmt.Sprintf("SET threads = %d", opt.Threads))
 	}
-	if len(params) > 0 {
-		dsn += "?" + strings.Join(params, "&")
-	}
-	connector, err := duckdb.NewConnector(dsn, nil)
+	connector, err := duckdb.NewConnector(path, func(ex driver.ExecerContext) error {
+		for _, q := range settings {
+			if _, err := ex.ExecContext(context.WithoutCancel(ctx), q, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, describeOpenError(path, err)
 	}
@@ -79,6 +118,23 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("clean up an interrupted ingest in %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// checkPath refuses the names DuckDB's driver would not take as a file
+// name: an empty one or ":memory:" (an in-memory database, whose data would
+// be silently discarded), one with "?" (the driver reads what follows as
+// settings), and one the driver cannot parse.
+func checkPath(path string) error {
+	switch {
+	case path == "" || path == ":memory:" || strings.HasPrefix(path, ":memory:?"):
+		return fmt.Errorf("database %q: want a file name (an in-memory database would discard what is stored)", path)
+	case strings.Contains(path, "?"):
+		return fmt.Errorf("database %q: a name with '?' cannot be opened (DuckDB's driver reads what follows as settings); rename it", path)
+	}
+	if _, err := url.Parse(path); err != nil {
+		return fmt.Errorf("database %q: DuckDB's driver cannot open this name (%v); rename it", path, err)
+	}
+	return nil
 }
 
 func describeOpenError(path string, err error) error {
@@ -132,6 +188,7 @@ const chunkSpans = 50_000
 type FileTx struct {
 	s        *Store
 	ctx      context.Context
+	path     string
 	FileID   int64
 	app      *duckdb.Appender
 	seq      int64
@@ -139,15 +196,25 @@ type FileTx struct {
 	minStart int64 // the staged spans' range of start_ns
 	maxStart int64
 	spansNew int64
-	done     bool
+	// Conflicts counts the spans dropped because their (trace_id,
+	// span_id) came before with other content (see merge_conflicts).
+	Conflicts int64
+	done      bool
 }
 
-// BeginFile starts the ingest of one file.
-func (s *Store) BeginFile(ctx context.Context) (*FileTx, error) {
+// ResendWindow is how far apart in start time two copies of a span may be
+// and still be found to be the same span: a re-sent span keeps its start
+// time, or nearly (a clock corrected, a rounding). Copies further apart are
+// both stored.
+const ResendWindow = time.Hour
+
+// BeginFile starts the ingest of one file; path is recorded with the
+// conflicts it brings.
+func (s *Store) BeginFile(ctx context.Context, path string) (*FileTx, error) {
 	if _, err := s.Conn.ExecContext(ctx, queries.Get("stage")); err != nil {
 		return nil, fmt.Errorf("create staging table: %w", err)
 	}
-	tx := &FileTx{s: s, ctx: ctx}
+	tx := &FileTx{s: s, ctx: ctx, path: path}
 	err := s.Conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(file_id), 0) FROM ingest_files),
 		(SELECT coalesce(max(file_id), 0) FROM spans)) + 1`).Scan(&tx.FileID)
 	if err != nil {
@@ -170,7 +237,7 @@ func (t *FileTx) Append(sp *model.Span) error {
 	err := t.app.AppendRow(t.seq, sp.TraceID, sp.SpanID, sp.ParentSpanID, sp.TraceState,
 		sp.Name, sp.Kind, sp.StartNS, sp.EndNS, sp.StatusCode, sp.StatusMsg,
 		sp.ServiceName, sp.ScopeName, sp.ScopeVersion,
-		sp.AttributesJSON, sp.ResourceJSON, sp.EventsJSON, sp.LinksJSON)
+		sp.AttributesJSON, sp.ResourceJSON, sp.EventsJSON, sp.LinksJSON, sp.Offset)
 	if err != nil {
 		return fmt.Errorf("stage span %s/%s: %w", sp.TraceID, sp.SpanID, err)
 	}
@@ -207,11 +274,18 @@ func (t *FileTx) merge() error {
 	if t.staged == 0 {
 		return nil
 	}
-	res, err := t.s.Conn.ExecContext(t.ctx, queries.Get("merge_stage"), t.FileID, t.minStart, t.maxStart)
+	res, err := t.s.Conn.ExecContext(t.ctx, queries.Get("merge_conflicts"), t.FileID, t.minStart, t.maxStart,
+		int64(ResendWindow), t.path)
+	if err != nil {
+		return fmt.Errorf("record conflicting spans: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	t.Conflicts += n
+	res, err = t.s.Conn.ExecContext(t.ctx, queries.Get("merge_stage"), t.FileID, t.minStart, t.maxStart, int64(ResendWindow))
 	if err != nil {
 		return fmt.Errorf("merge staged spans: %w", err)
 	}
-	n, _ := res.RowsAffected()
+	n, _ = res.RowsAffected()
 	t.spansNew += n
 	if _, err := t.s.Conn.ExecContext(t.ctx, "DELETE FROM stage_spans"); err != nil {
 		return err
@@ -230,7 +304,7 @@ func (t *FileTx) Commit(info FileInfo, rejections []model.Rejection) (int64, err
 		}
 		_, err := t.s.Conn.ExecContext(t.ctx, `INSERT INTO ingest_files VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`,
 			t.FileID, info.Path, info.SHA256, info.SizeBytes, info.Format, info.Compression,
-			info.Records, info.SpansRead, t.spansNew, info.Rejected, info.Seconds)
+			info.Records, info.SpansRead, t.spansNew, info.Rejected+t.Conflicts, info.Seconds)
 		if err != nil {
 			return fmt.Errorf("write ledger: %w", err)
 		}
@@ -255,7 +329,9 @@ func (t *FileTx) Rollback() {
 	if t.app != nil {
 		t.app.Close()
 	}
-	t.s.Conn.ExecContext(context.WithoutCancel(t.ctx), `DELETE FROM spans WHERE file_id = $1`, t.FileID)
+	ctx := context.WithoutCancel(t.ctx)
+	t.s.Conn.ExecContext(ctx, `DELETE FROM spans WHERE file_id = $1`, t.FileID)
+	t.s.Conn.ExecContext(ctx, `DELETE FROM ingest_errors WHERE file_id = $1`, t.FileID)
 }
 
 // RecordRejections stores rejections for input that never got a file

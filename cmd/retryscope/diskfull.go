@@ -1,0 +1,36 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// lowSpace is free space under which a failure is blamed on a full disk.
+const lowSpace = 64 << 20
+
+// explainFull says "no space left on device" for a failure a full disk
+// caused but that does not say so: DuckDB reports that it could not spill
+// to a full disk as running out of memory ("increase the memory limit").
+// It names the fullest of dirs when one has less than lowSpace free.
+func explainFull(err error, dirs ...string) error {
+	if err == nil || errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), "No space left on device") ||
+		strings.Contains(err.Error(), "no space left on device") {
+		return err
+	}
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		var fs syscall.Statfs_t
+		if syscall.Statfs(d, &fs) != nil {
+			continue
+		}
+		if free := fs.Bavail * uint64(fs.Bsize); free < lowSpace {
+			return fmt.Errorf("%w\n(no space left on device: %s has %d MiB free; free some and run again)", err, filepath.Clean(d), free>>20)
+		}
+	}
+	return err
+}

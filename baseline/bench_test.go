@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/gentest"
 )
 
@@ -14,16 +13,17 @@ import (
 //
 //	go test -run '^$' -bench Kinds -benchtime 5x ./baseline
 func BenchmarkKinds(b *testing.B) {
-	cfg := gen.DefaultConfig()
-	cfg.Requests = 50_000
-	cfg.Rate = 50
-	st, _ := gentest.Rebuilt(b, cfg)
+	st, _ := gentest.BenchWorkload(b)
 	ctx := context.Background()
 	opt, err := Options{}.withDefaults()
 	if err != nil {
 		b.Fatal(err)
 	}
 	if _, err := opt.scope(ctx, st); err != nil {
+		b.Fatal(err)
+	}
+	// Every kind reads the input, also when -bench picks one of them.
+	if err := opt.input().exec(ctx, st); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("input", func(b *testing.B) {

@@ -201,23 +201,9 @@ func TestCrashAtEveryStepThenRerun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the nightly job as a process about 60 times")
 	}
-	root := t.TempDir()
-	night1, night2, _, _ := nightlySplit(nightlyGenerate(t, nightlyStraddleConfig()), nightlyMidnight)
-	crashWriteNight(t, filepath.Join(root, "dumps", "night1"), night1)
-	crashWriteNight(t, filepath.Join(root, "dumps", "night2"), night2)
-
 	// The reference: both nights run, never stopped. after1 is the state
 	// after the first night, the start of every second-night case.
-	clean, after1 := filepath.Join(root, "clean"), filepath.Join(root, "after1")
-	os.MkdirAll(clean, 0o755)
-	for night := 1; night <= 2; night++ {
-		if _, code, stderr := crashRun(t, clean, "", crashNight(night)...); code != exitOK {
-			t.Fatalf("clean night %d: exit %d\n%s", night, code, stderr)
-		}
-		if night == 1 {
-			crashCopyTree(t, clean, after1)
-		}
-	}
+	root, clean, after1 := crashReference(t)
 	want := crashState(t, clean)
 
 	for i, c := range crashCases() {
@@ -270,17 +256,8 @@ func TestParquetRecoversAfterFailedExport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 16k spans and runs the nightly job seven times")
 	}
-	root := t.TempDir()
-	night1, night2, _, _ := nightlySplit(nightlyGenerate(t, nightlyStraddleConfig()), nightlyMidnight)
-	crashWriteNight(t, filepath.Join(root, "dumps", "night1"), night1)
-	crashWriteNight(t, filepath.Join(root, "dumps", "night2"), night2)
-	clean, work := filepath.Join(root, "clean"), filepath.Join(root, "work")
-	os.MkdirAll(clean, 0o755)
-	for night := 1; night <= 2; night++ {
-		if _, code, stderr := crashRun(t, clean, "", crashNight(night)...); code != exitOK {
-			t.Fatalf("clean night %d: exit %d\n%s", night, code, stderr)
-		}
-	}
+	root, clean, _ := crashReference(t)
+	work := filepath.Join(root, "work")
 	for _, step := range []struct {
 		night   int
 		blocker string
@@ -306,4 +283,26 @@ func TestParquetRecoversAfterFailedExport(t *testing.T) {
 			t.Errorf("Parquet %s differs from a clean run's: %s", table, storetest.FirstDiff(want[table], got[table]))
 		}
 	}
+}
+
+// crashReference writes the two nights' dumps under a new root and runs
+// both, never stopped, in root/clean; root/after1 holds the state after the
+// first night, where second-night cases start.
+func crashReference(t *testing.T) (root, clean, after1 string) {
+	t.Helper()
+	root = t.TempDir()
+	night1, night2, _, _ := nightlySplit(nightlyGenerate(t, nightlyStraddleConfig()), nightlyMidnight)
+	crashWriteNight(t, filepath.Join(root, "dumps", "night1"), night1)
+	crashWriteNight(t, filepath.Join(root, "dumps", "night2"), night2)
+	clean, after1 = filepath.Join(root, "clean"), filepath.Join(root, "after1")
+	os.MkdirAll(clean, 0o755)
+	for night := 1; night <= 2; night++ {
+		if _, code, stderr := crashRun(t, clean, "", crashNight(night)...); code != exitOK {
+			t.Fatalf("clean night %d: exit %d\n%s", night, code, stderr)
+		}
+		if night == 1 {
+			crashCopyTree(t, clean, after1)
+		}
+	}
+	return root, clean, after1
 }

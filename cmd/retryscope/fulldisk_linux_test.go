@@ -51,17 +51,7 @@ func TestFullDiskOnTmpfs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the nightly job as a process about 12 times")
 	}
-	root := t.TempDir()
-	night1, night2, _, _ := nightlySplit(nightlyGenerate(t, nightlyStraddleConfig()), nightlyMidnight)
-	crashWriteNight(t, filepath.Join(root, "dumps", "night1"), night1)
-	crashWriteNight(t, filepath.Join(root, "dumps", "night2"), night2)
-	clean := filepath.Join(root, "clean")
-	os.MkdirAll(clean, 0o755)
-	for night := 1; night <= 2; night++ {
-		if _, code, stderr := crashRun(t, clean, "", crashNight(night)...); code != exitOK {
-			t.Fatalf("clean night %d: exit %d\n%s", night, code, stderr)
-		}
-	}
+	root, clean, _ := crashReference(t)
 	want := crashState(t, clean)
 	requestsBytes := dirSize(t, filepath.Join(clean, "parquet", "requests"))
 	dbBytes := dirSize(t, filepath.Join(clean, "db.duckdb"))

@@ -42,3 +42,13 @@ func Rebuilt(t testing.TB, cfg gen.Config) (*store.Store, gen.Truth) {
 	}
 	return st, res.Truth
 }
+
+// BenchWorkload is the workload the derive benchmarks share: 50,000
+// logical requests of every shape, ingested and rebuilt.
+func BenchWorkload(b testing.TB) (*store.Store, gen.Truth) {
+	b.Helper()
+	cfg := gen.DefaultConfig()
+	cfg.Requests = 50_000
+	cfg.Rate = 50
+	return Rebuilt(b, cfg)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/gentest"
 	"github.com/retryscope/retryscope/internal/rebuild"
 )
@@ -15,10 +14,7 @@ import (
 //
 //	go test -run '^$' -bench Rebuild -benchtime 5x ./internal/rebuild
 func BenchmarkRebuild(b *testing.B) {
-	cfg := gen.DefaultConfig()
-	cfg.Requests = 50_000
-	cfg.Rate = 50
-	st, truth := gentest.Rebuilt(b, cfg)
+	st, truth := gentest.BenchWorkload(b)
 	ctx := context.Background()
 	for b.Loop() {
 		if err := rebuild.Rebuild(ctx, st); err != nil {

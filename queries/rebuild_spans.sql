@@ -45,7 +45,8 @@
 --   input_tokens, output_tokens: token usage recorded on the span;
 --   request_params: the request parameters a re-send repeats (max tokens,
 --     temperature, top_p, stream flag, OpenInference's invocation
---     parameters) as one "key=value;..." text, NULL when none is recorded;
+--     parameters) as "key=value" entries apart by chr(31), NULL when none
+--     is recorded;
 --   input_hash: a hash of the captured input (gen_ai.input.messages,
 --     gen_ai.prompt, OpenLLMetry's gen_ai.prompt.N.*, OpenInference's
 --     llm.input_messages.* or input.value), NULL when none is captured;
@@ -113,15 +114,21 @@ a AS (
             TRY_CAST(attributes['gen_ai.usage.completion_tokens'] AS BIGINT),
             TRY_CAST(attributes['llm.token_count.completion'] AS BIGINT)) AS output_tokens,
         attributes['gen_ai.response.model'] IS NOT NULL AS has_response_model,
-        nullif(concat_ws(';',
+        -- Entries apart by the unit separator (chr(31)): a value such as
+        -- OpenInference's invocation JSON may hold ';' or '='.
+        nullif(concat_ws(chr(31),
             'max_tokens=' || coalesce(attributes['gen_ai.request.max_tokens'], attributes['llm.request.max_tokens']),
             'temperature=' || coalesce(attributes['gen_ai.request.temperature'], attributes['llm.request.temperature']),
             'top_p=' || coalesce(attributes['gen_ai.request.top_p'], attributes['llm.request.top_p']),
             'stream=' || coalesce(attributes['gen_ai.request.stream'], attributes['llm.is_streaming']),
             'invocation=' || attributes['llm.invocation_parameters']), '') AS request_params,
         coalesce(attributes['gen_ai.input.messages'], attributes['gen_ai.prompt'], attributes['input.value']) AS input_text,
-        CASE WHEN kind = 'client' THEN [x.key || '=' || x.value FOR x IN map_entries(attributes)
-            IF starts_with(x.key, 'gen_ai.prompt.') OR starts_with(x.key, 'llm.input_messages.')] END AS input_parts,
+        -- The flattened prompt is looked for only on LLM calls (they name a
+        -- model) that captured no whole input: scanning every span's
+        -- attributes would cost the rebuild on every HTTP attempt.
+        CASE WHEN kind = 'client' AND input_text IS NULL AND model IS NOT NULL
+             THEN [x.key || '=' || x.value FOR x IN map_entries(attributes)
+                   IF starts_with(x.key, 'gen_ai.prompt.') OR starts_with(x.key, 'llm.input_messages.')] END AS input_parts,
         coalesce(attributes['retryscope.rejected_output'] = 'true', false) AS rejected_attr,
         CASE WHEN len(events) > 0 THEN events END AS events
     FROM kept

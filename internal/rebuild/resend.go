@@ -71,6 +71,9 @@ func retryEventBetween(loop *span, from, to int64) bool {
 	return false
 }
 
+// paramSep parts the "key=value" entries of requestParams (rebuild_spans).
+const paramSep = "\x1f"
+
 // paramsDiffer: a parameter that both spans record has another value in
 // each. One recorded on one span only is no evidence: providers differ in
 // what they require (Anthropic needs max_tokens, OpenAI does not).
@@ -79,11 +82,11 @@ func paramsDiffer(a, b string) bool {
 		return false
 	}
 	values := map[string]string{}
-	for _, kv := range strings.Split(a, ";") {
+	for _, kv := range strings.Split(a, paramSep) {
 		k, v, _ := strings.Cut(kv, "=")
 		values[k] = v
 	}
-	for _, kv := range strings.Split(b, ";") {
+	for _, kv := range strings.Split(b, paramSep) {
 		k, v, _ := strings.Cut(kv, "=")
 		if w, ok := values[k]; ok && w != v {
 			return true

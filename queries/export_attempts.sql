@@ -2,7 +2,7 @@
 -- logical request started, so a request and its attempts share a partition.
 -- Yields the documented columns plus "date".
 -- export_scope is the requests of the days being written (a temporary
--- view internal/export defines), so a night's export reads that night.
+-- view package export defines), so a night's export reads that night.
 SELECT
     a.request_id, a.trace_id, a.span_id, a.ordinal, a.tries,
     a.service, a.name, a.route, a.model, a.operation,

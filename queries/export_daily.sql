@@ -4,7 +4,7 @@
 -- sums run in request order, so they do not depend on how rows were stored.
 -- Yields the documented columns plus "date".
 -- export_scope is the requests of the days being written (a temporary
--- view internal/export defines), so a night's export reads that night.
+-- view package export defines), so a night's export reads that night.
 SELECT
     CAST(make_timestamp(start_ns // 1000) AS DATE) AS date,
     service, operation,

@@ -4,7 +4,7 @@
 -- Yields the documented columns plus "date", the UTC day of start_time,
 -- which becomes the Hive partition.
 -- export_scope is the requests of the days being written (a temporary
--- view internal/export defines), so a night's export reads that night.
+-- view package export defines), so a night's export reads that night.
 SELECT
     request_id, trace_id, span_id, linkage, inferred,
     service, operation, route, final_route, model, final_model, stream,

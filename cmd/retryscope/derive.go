@@ -11,7 +11,7 @@ import (
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/progress"
-	"github.com/retryscope/retryscope/internal/rebuild"
+	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/retryscope/retryscope/internal/export"
+	"github.com/retryscope/retryscope/export"
 )
 
 const exportExamples = `

@@ -14,8 +14,8 @@ import (
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/crashpoint"
-	"github.com/retryscope/retryscope/internal/export"
-	"github.com/retryscope/retryscope/internal/rebuild"
+	"github.com/retryscope/retryscope/export"
+	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/htmlreport"
-	"github.com/retryscope/retryscope/internal/rebuild"
+	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/storetest"
 )
 

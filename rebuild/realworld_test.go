@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/rebuild"
+	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/storetest"
 	"github.com/retryscope/retryscope/model"
 )

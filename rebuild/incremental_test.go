@@ -11,7 +11,7 @@ import (
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
-	"github.com/retryscope/retryscope/internal/rebuild"
+	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/storetest"
 )

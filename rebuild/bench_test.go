@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/internal/gentest"
-	"github.com/retryscope/retryscope/internal/rebuild"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 // BenchmarkRebuild times a full rebuild of a generated workload of every
 // shape: the span facts in SQL, reading them back, grouping and measuring
 // in Go, and writing requests and attempts.
 //
-//	go test -run '^$' -bench Rebuild -benchtime 5x ./internal/rebuild
+//	go test -run '^$' -bench Rebuild -benchtime 5x ./rebuild
 func BenchmarkRebuild(b *testing.B) {
 	st, truth := gentest.BenchWorkload(b)
 	ctx := context.Background()

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/export"
+	"github.com/retryscope/retryscope/export"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/storetest"
 	"github.com/retryscope/retryscope/queries"

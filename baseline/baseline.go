@@ -6,7 +6,7 @@
 // Compute materialises the table baselines (one row per retried request and
 // kind, columns in queries/baseline_tables.sql) from the rebuilt requests
 // and attempts; Summarize reads it back as one Block per kind, the shape
-// the report prints and writes as JSON, and WriteTable prints blocks.
+// the report prints and writes as JSON.
 //
 // How each kind finds L0 (the queries/baseline_*.sql headers and match.go
 // give the detail):

@@ -14,20 +14,6 @@ import (
 	"github.com/retryscope/retryscope/queries"
 )
 
-// Dist is the mean and tail of a set of per-request figures. Percentiles
-// are model.Percentile's nearest rank, nil when the sample is too small.
-type Dist struct {
-	Mean *float64 `json:"mean"`
-	P50  *float64 `json:"p50"`
-	P95  *float64 `json:"p95"`
-	P99  *float64 `json:"p99"`
-}
-
-func distOf(values []float64) Dist {
-	s := model.Summarize(values)
-	return Dist{Mean: s.Mean, P50: s.P50, P95: s.P95, P99: s.P99}
-}
-
 // Block is what the retries added against one baseline kind: the report's
 // "baselines" entries. Every figure in it is of this kind and provenance.
 type Block struct {
@@ -43,8 +29,8 @@ type Block struct {
 	NWithoutBaseline int `json:"n_without_baseline"`
 	// AddedLatencyMs is L_retry - L0 and Ratio L_retry / L0, per retried
 	// request with a baseline.
-	AddedLatencyMs Dist `json:"added_latency_ms"`
-	Ratio          Dist `json:"ratio"`
+	AddedLatencyMs model.Summary `json:"added_latency_ms"`
+	Ratio          model.Summary `json:"ratio"`
 	// WorkloadAmplification is E[L_with_retry] / E[L0] over the population
 	// (every logical request but a policy experiment's control arm; for
 	// experiment, the treatment arms only), a
@@ -210,7 +196,7 @@ func (t *tally) add(retried, hasRow, inPop bool, latency float64, l0 sql.NullFlo
 
 func (t *tally) block(kind string) Block {
 	b := Block{Kind: kind, Provenance: defaultProvenance(kind), N: len(t.added),
-		AddedLatencyMs: distOf(t.added), Ratio: distOf(t.ratios), Flags: []string{}}
+		AddedLatencyMs: model.Summarize(t.added), Ratio: model.Summarize(t.ratios), Flags: []string{}}
 	for _, r := range t.reasons {
 		b.NWithoutBaseline += r
 	}
@@ -227,7 +213,7 @@ func (t *tally) block(kind string) Block {
 		}
 	}
 	if len(t.distances) > 0 {
-		b.MatchDistance = distOf(t.distances).Mean
+		b.MatchDistance = model.Summarize(t.distances).Mean
 	}
 	b.Flags = t.flags(b)
 	return b

@@ -2,8 +2,8 @@ package baseline
 
 import (
 	"context"
+	"encoding/json"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/retryscope/retryscope/internal/gen"
@@ -165,11 +165,11 @@ func logTable(t *testing.T, st *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	if err := WriteTable(&b, blocks); err != nil {
+	b, err := json.MarshalIndent(blocks, "", "  ")
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("\n%s", b.String())
+	t.Logf("\n%s", b)
 }
 
 // TestAgainstTruthStorm states each modeled baseline's error when faults

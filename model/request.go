@@ -1,10 +1,5 @@
 package model
 
-import (
-	"math"
-	"slices"
-)
-
 // Trigger is why an attempt failed (SPEC §3). The empty Trigger means the
 // attempt did not fail.
 type Trigger string
@@ -144,61 +139,4 @@ type Request struct {
 	HiddenWorkMs           float64
 	HiddenOutputTokens     int64
 	AttachedTo             string // orphans: the trace root they were attached to
-}
-
-// Percentiles use the nearest-rank definition: pX of n sorted observations
-// x(1) <= ... <= x(n) is x(k) with k = ceil(X·n/100). No interpolation, so
-// every reported percentile is a latency some request really had. A
-// percentile is reported only when n·(100−X)/100 >= MinTail, that is when at
-// least MinTail observations are expected at or above it: p50 needs n >= 10,
-// p95 n >= 100, p99 n >= 500. Otherwise it is unknown (null in JSON).
-const MinTail = 5
-
-// PercentileRank returns k, the 1-based rank of the pct-th percentile of n
-// observations, and whether the sample is large enough to report it.
-func PercentileRank(n, pct int) (int, bool) {
-	if n <= 0 || pct <= 0 || pct > 100 {
-		return 0, false
-	}
-	k := (pct*n + 99) / 100
-	return k, n*(100-pct) >= MinTail*100
-}
-
-// Percentile returns the pct-th nearest-rank percentile of sorted, or nil
-// when the sample is too small for it. sorted must be in ascending order.
-func Percentile(sorted []float64, pct int) *float64 {
-	k, ok := PercentileRank(len(sorted), pct)
-	if !ok {
-		return nil
-	}
-	v := sorted[k-1]
-	return &v
-}
-
-// Summary is the count, mean and tail of a set of observations.
-type Summary struct {
-	N    int      `json:"n"`
-	Mean *float64 `json:"mean"`
-	P50  *float64 `json:"p50"`
-	P95  *float64 `json:"p95"`
-	P99  *float64 `json:"p99"`
-}
-
-// Summarize describes values (in any order; it is not modified).
-func Summarize(values []float64) Summary {
-	s := Summary{N: len(values)}
-	if len(values) == 0 {
-		return s
-	}
-	sorted := slices.Sorted(slices.Values(values))
-	var sum float64
-	for _, v := range sorted {
-		sum += v
-	}
-	mean := sum / float64(len(sorted))
-	if !math.IsNaN(mean) {
-		s.Mean = &mean
-	}
-	s.P50, s.P95, s.P99 = Percentile(sorted, 50), Percentile(sorted, 95), Percentile(sorted, 99)
-	return s
 }

@@ -11,6 +11,7 @@
 --   where     filters on named dimensions
 --
 -- Columns:
+--   start_ns            the request's start (Unix ns)
 --   latency_ms          end-to-end, client-observed
 --   attempts            physical attempts
 --   ok                  the request finally succeeded
@@ -19,17 +20,24 @@
 --   duplicated_output_tokens  output of every attempt but the final one
 --   first_attempt_ms    elapsed time of attempt 1
 --   second_attempt_ms   elapsed time of attempt 2, NULL without one
+--   generation_ms       first token to the end of the answer used, or NULL
+--   duplicated_input_tokens, duplicated_attempt_ms  input tokens and
+--                       client time of every attempt but the final one
+--   hidden_work_ms, hidden_output_tokens  server work after the client
+--                       gave up on an attempt
 --   l0_ms, provenance   the baseline's L0 and provenance, NULL without one
 --   dim_1 ...           the request's value of each dimension
-WITH first_two AS (
+WITH per_request AS (
     SELECT request_id,
            max(elapsed_ms) FILTER (WHERE ordinal = 1) AS first_attempt_ms,
-           max(elapsed_ms) FILTER (WHERE ordinal = 2) AS second_attempt_ms
+           max(elapsed_ms) FILTER (WHERE ordinal = 2) AS second_attempt_ms,
+           coalesce(sum(input_tokens) FILTER (WHERE NOT is_final), 0) AS duplicated_input_tokens,
+           coalesce(sum(elapsed_ms ORDER BY ordinal) FILTER (WHERE NOT is_final), 0) AS duplicated_attempt_ms
     FROM attempts
-    WHERE ordinal <= 2
     GROUP BY request_id
 )
-SELECT r.latency_ms,
+SELECT r.start_ns,
+       r.latency_ms,
        r.attempts,
        r.outcome = 'ok' AS ok,
        r.stream,
@@ -37,10 +45,15 @@ SELECT r.latency_ms,
        r.duplicated_output_tokens,
        a.first_attempt_ms,
        a.second_attempt_ms,
+       r.generation_ms,
+       a.duplicated_input_tokens,
+       a.duplicated_attempt_ms,
+       r.hidden_work_ms,
+       r.hidden_output_tokens,
        /*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance
        /*dims*/
 FROM requests r
-LEFT JOIN first_two a ON a.request_id = r.request_id
+LEFT JOIN per_request a ON a.request_id = r.request_id
 /*joins*/
 WHERE r.start_ns >= $1 AND r.start_ns < $2
 /*where*/

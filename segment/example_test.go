@@ -2,7 +2,7 @@ package segment_test
 
 import (
 	"context"
-	"os"
+	"fmt"
 	"time"
 
 	"github.com/retryscope/retryscope/internal/store"
@@ -38,5 +38,7 @@ func Example() {
 	if err != nil {
 		return
 	}
-	segment.WriteTable(os.Stdout, res)
+	for _, s := range res.Segments {
+		fmt.Println(s.Label(), s.LogicalRequests, s.Amplification)
+	}
 }

@@ -9,9 +9,10 @@ import (
 	"github.com/retryscope/retryscope/model"
 )
 
-// Measures are SPEC §6's workload measures for a set of logical requests.
-// The keys up to duplicated_output_tokens are the report's workload block;
-// the rest are added beside them.
+// Measures are SPEC §6's workload measures for a set of logical requests:
+// the report's workload block and every segment carry the same keys, each
+// meaning the same thing. The keys up to duplicated_output_tokens are the
+// ones SPEC §10 fixes; the rest are added beside them.
 type Measures struct {
 	LogicalRequests int     `json:"logical_requests"`
 	Attempts        int64   `json:"attempts"`
@@ -24,17 +25,33 @@ type Measures struct {
 	LatencyMs              Split    `json:"latency_ms"`
 	TTFTMs                 Split    `json:"ttft_ms"` // streams with a first token
 	DuplicatedOutputTokens int64    `json:"duplicated_output_tokens"`
-
-	// Retried counts the requests with more than one attempt.
+	// Retried counts the requests with more than one attempt, Rescued
+	// those of them that finally succeeded.
 	Retried int `json:"retried_requests"`
+	Rescued int `json:"rescued_requests"`
+	// Failed counts the requests whose final outcome is an error.
+	Failed int `json:"failed_requests"`
+	// DuplicatedAttempts counts attempts beyond the one whose answer was
+	// used; DuplicatedAttemptMs is the client time spent in them and
+	// DuplicatedInputTokens the input they sent again.
+	DuplicatedAttempts    int64   `json:"duplicated_attempts"`
+	DuplicatedAttemptMs   float64 `json:"duplicated_attempt_ms"`
+	DuplicatedInputTokens int64   `json:"duplicated_input_tokens"`
+	// HiddenWorkMs is server time after the client gave up on an attempt,
+	// HiddenOutputTokens the output generated in that time.
+	HiddenWorkMs       float64 `json:"hidden_work_ms"`
+	HiddenOutputTokens int64   `json:"hidden_output_tokens"`
 	// FirstAttemptMs is the elapsed time of each request's first attempt.
 	FirstAttemptMs Split `json:"first_attempt_ms"`
 	// SecondAttemptMs is the elapsed time of the second attempt, so only
 	// retried requests have one.
-	SecondAttemptMs Dist `json:"second_attempt_ms"`
-	// GenerationMs is streams' total generation latency: logical start to
-	// the end of the stream that was used.
+	SecondAttemptMs model.Summary `json:"second_attempt_ms"`
+	// GenerationMs is a stream's generation time: its first token to the
+	// end of the attempt whose answer was used.
 	GenerationMs Split `json:"generation_ms"`
+	// StreamTotalMs is a stream's total latency: the logical request's
+	// start to the end of the stream that was used.
+	StreamTotalMs Split `json:"stream_total_ms"`
 	// TailMovement compares retried requests' latency percentiles with
 	// all requests'.
 	TailMovement TailMovement `json:"tail_movement"`
@@ -45,29 +62,8 @@ type Measures struct {
 
 // Split describes a quantity over all requests and over retried ones.
 type Split struct {
-	All     Dist `json:"all"`
-	Retried Dist `json:"retried"`
-}
-
-// Dist is a distribution: count, mean, nearest-rank percentiles (null when
-// the sample is too small for them) and, with Spec.CI, bootstrap 95%
-// confidence intervals of its tail.
-type Dist struct {
-	model.Summary
-	CI95 *TailCI `json:"ci95,omitempty"`
-}
-
-// TailCI holds bootstrap 95% intervals of p95 and p99; an interval is null
-// when its percentile is.
-type TailCI struct {
-	P95 *Interval `json:"p95"`
-	P99 *Interval `json:"p99"`
-}
-
-// Interval is a confidence interval.
-type Interval struct {
-	Lo float64 `json:"lo"`
-	Hi float64 `json:"hi"`
+	All     model.Summary `json:"all"`
+	Retried model.Summary `json:"retried"`
 }
 
 // TailMovement is how far retried requests' tail sits from the whole
@@ -94,8 +90,8 @@ type AddedLatency struct {
 	Missing int `json:"missing"`
 	// Ms is latency_ms − l0_ms; Ratio is latency_ms / l0_ms (a ratio below
 	// 1 asks for the baseline to be reviewed, it is not a win).
-	Ms    Dist `json:"ms"`
-	Ratio Dist `json:"ratio"`
+	Ms    model.Summary `json:"ms"`
+	Ratio model.Summary `json:"ratio"`
 	// PerRequestMs is retry rate × mean added latency: the expected added
 	// latency per logical request. Null without a mean.
 	PerRequestMs *float64 `json:"per_request_ms"`
@@ -103,7 +99,7 @@ type AddedLatency struct {
 
 // stats holds the statistical settings Compute passes down.
 type stats struct {
-	minTail   int
+	rule      model.Rule
 	ci        bool
 	seed      uint64
 	resamples int
@@ -112,41 +108,50 @@ type stats struct {
 
 // measure computes the measures of rows[idx]. label seeds the bootstrap so
 // that a segment's intervals do not depend on which other segments exist.
+// Sums run in the rows' order (request_id), so a figure does not depend on
+// how the requests were stored.
 func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 	var m Measures
 	var (
-		lat, latR, ttft, ttftR, first, firstR, second, gen, genR []float64
-		added, ratio                                             []float64
-		retriedOK, failed, missing                               int
-		provenance                                               = []string{}
+		lat, latR, ttft, ttftR, first, firstR, second []float64
+		gen, genR, total, totalR, added, ratio        []float64
+		missing                                       int
+		provenance                                    = []string{}
 	)
 	for _, i := range idx {
 		r := &rows[i]
 		m.LogicalRequests++
 		m.Attempts += int64(r.attempts)
+		m.DuplicatedAttempts += int64(r.attempts - 1)
 		m.DuplicatedOutputTokens += r.dup
+		m.DuplicatedInputTokens += r.dupInput
+		m.DuplicatedAttemptMs += r.dupMs
+		m.HiddenWorkMs += r.hiddenMs
+		m.HiddenOutputTokens += r.hiddenTokens
 		if !r.ok {
-			failed++
+			m.Failed++
 		}
-		lat = appendKnown(lat, r.latency)
-		first = appendKnown(first, r.first)
+		lat = append(lat, r.latency)
+		first = append(first, r.first)
 		if r.stream {
-			ttft = appendKnown(ttft, r.ttft)
-			gen = appendKnown(gen, r.latency)
+			ttft = append(ttft, r.ttft)
+			gen = append(gen, r.generation)
+			total = append(total, r.latency)
 		}
 		if !r.retried() {
 			continue
 		}
 		m.Retried++
 		if r.ok {
-			retriedOK++
+			m.Rescued++
 		}
-		latR = appendKnown(latR, r.latency)
-		firstR = appendKnown(firstR, r.first)
-		second = appendKnown(second, r.second)
+		latR = append(latR, r.latency)
+		firstR = append(firstR, r.first)
+		second = append(second, r.second)
 		if r.stream {
-			ttftR = appendKnown(ttftR, r.ttft)
-			genR = appendKnown(genR, r.latency)
+			ttftR = append(ttftR, r.ttft)
+			genR = append(genR, r.generation)
+			totalR = append(totalR, r.latency)
 		}
 		if s.baseline == "" {
 			continue
@@ -167,10 +172,10 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		n := float64(m.LogicalRequests)
 		m.Amplification = float64(m.Attempts) / n
 		m.RetryRate = float64(m.Retried) / n
-		m.FinalFailureRate = float64(failed) / n
+		m.FinalFailureRate = float64(m.Failed) / n
 	}
 	if m.Retried > 0 {
-		v := float64(retriedOK) / float64(m.Retried)
+		v := float64(m.Rescued) / float64(m.Retried)
 		m.RetrySuccessRate = &v
 	}
 	m.LatencyMs = Split{s.dist(lat, label+"/latency"), s.dist(latR, label+"/latency/retried")}
@@ -178,6 +183,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 	m.FirstAttemptMs = Split{s.dist(first, ""), s.dist(firstR, "")}
 	m.SecondAttemptMs = s.dist(second, "")
 	m.GenerationMs = Split{s.dist(gen, ""), s.dist(genR, "")}
+	m.StreamTotalMs = Split{s.dist(total, ""), s.dist(totalR, "")}
 	m.TailMovement = TailMovement{
 		P95: movement(m.LatencyMs.All.P95, m.LatencyMs.Retried.P95),
 		P99: movement(m.LatencyMs.All.P99, m.LatencyMs.Retried.P99),
@@ -200,13 +206,6 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 	return m
 }
 
-func appendKnown(s []float64, v float64) []float64 {
-	if math.IsNaN(v) {
-		return s
-	}
-	return append(s, v)
-}
-
 func movement(all, retried *float64) *Movement {
 	if all == nil || retried == nil {
 		return nil
@@ -218,62 +217,21 @@ func movement(all, retried *float64) *Movement {
 	return &mv
 }
 
-// dist summarises values (reordering them) and, when CIs are on and
+// dist summarises values, NaN (unknown) left out, and, when CIs are on and
 // ciLabel is not empty, bootstraps its tail.
-func (s *stats) dist(values []float64, ciLabel string) Dist {
-	slices.Sort(values)
-	d := Dist{Summary: summarize(values, s.minTail)}
+func (s *stats) dist(values []float64, ciLabel string) model.Summary {
+	known := values[:0]
+	for _, v := range values {
+		if !math.IsNaN(v) {
+			known = append(known, v)
+		}
+	}
+	slices.Sort(known)
+	d := s.rule.SummarizeSorted(known)
 	if s.ci && ciLabel != "" && (d.P95 != nil || d.P99 != nil) {
-		d.CI95 = bootstrapTail(values, s.minTail, s.resamples, rngFor(s.seed, ciLabel))
+		d.CI95 = bootstrapTail(known, s.rule, s.resamples, rngFor(s.seed, ciLabel))
 	}
 	return d
-}
-
-// summarize is model.Summarize with the sample rule's threshold as a
-// parameter: the same nearest-rank definition, a percentile reported only
-// when at least minTail observations lie at or above it. sorted must be
-// ascending.
-func summarize(sorted []float64, minTail int) model.Summary {
-	if minTail == model.MinTail {
-		return model.Summarize(sorted)
-	}
-	s := model.Summary{N: len(sorted)}
-	if len(sorted) == 0 {
-		return s
-	}
-	var sum float64
-	for _, v := range sorted {
-		sum += v
-	}
-	mean := sum / float64(len(sorted))
-	s.Mean = &mean
-	s.P50, s.P95, s.P99 = percentile(sorted, 50, minTail), percentile(sorted, 95, minTail), percentile(sorted, 99, minTail)
-	return s
-}
-
-// percentile is model.Percentile with minTail in place of model.MinTail.
-func percentile(sorted []float64, pct, minTail int) *float64 {
-	k, _ := model.PercentileRank(len(sorted), pct)
-	if !reportable(len(sorted), pct, minTail) {
-		return nil
-	}
-	v := sorted[k-1]
-	return &v
-}
-
-// reportable is the sample rule: n·(100−pct)/100 >= minTail.
-func reportable(n, pct, minTail int) bool {
-	return n > 0 && n*(100-pct) >= minTail*100
-}
-
-// MinN returns the smallest sample for which pct is reported under the
-// sample rule with minTail observations at or above it (500 for p99 with
-// the default 5).
-func MinN(pct, minTail int) int {
-	if pct >= 100 {
-		return math.MaxInt
-	}
-	return (minTail*100 + 100 - pct - 1) / (100 - pct)
 }
 
 func rngFor(seed uint64, label string) *rand.Rand {
@@ -296,12 +254,12 @@ func rngFor(seed uint64, label string) *rand.Rand {
 // case in eight (lognormal samples, 400 repetitions); with the correction
 // coverage was 94-98% for p95 at n = 100, 400, 2,000 and p99 at n = 500,
 // 2,000.
-func bootstrapTail(sorted []float64, minTail, resamples int, rng *rand.Rand) *TailCI {
+func bootstrapTail(sorted []float64, rule model.Rule, resamples int, rng *rand.Rand) *model.TailCI {
 	n := len(sorted)
 	pcts := []int{95, 99}
 	ranks := make([]int, len(pcts))
 	for i, p := range pcts {
-		ranks[i], _ = model.PercentileRank(n, p)
+		ranks[i], _ = rule.Rank(n, p)
 	}
 	// Only the top of sorted can hold the resampled percentiles: count the
 	// draws that land in the top m ranks, m a margin of many standard
@@ -347,16 +305,16 @@ func bootstrapTail(sorted []float64, minTail, resamples int, rng *rand.Rand) *Ta
 		}
 		done++
 	}
-	ci := &TailCI{}
-	out := []**Interval{&ci.P95, &ci.P99}
+	ci := &model.TailCI{}
+	out := []**model.Interval{&ci.P95, &ci.P99}
 	for i, p := range pcts {
-		if !reportable(n, p, minTail) || len(draws[i]) == 0 {
+		if rule.Percentile(sorted, p) == nil || len(draws[i]) == 0 {
 			continue
 		}
 		slices.Sort(draws[i])
 		lo := max(nearestRank(draws[i], 0.025)-1, 0)
 		hi := min(nearestRank(draws[i], 0.975)+1, n-1)
-		*out[i] = &Interval{Lo: sorted[lo], Hi: sorted[hi]}
+		*out[i] = &model.Interval{Lo: sorted[lo], Hi: sorted[hi]}
 	}
 	return ci
 }

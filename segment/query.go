@@ -149,16 +149,22 @@ func fill(sqlText, marker, with string) string {
 // reqRow is one logical request as the measures see it. NaN stands for an
 // unknown value.
 type reqRow struct {
-	latency    float64
-	ttft       float64
-	first      float64
-	second     float64
-	l0         float64
-	dup        int64
-	attempts   int32
-	ok         bool
-	stream     bool
-	provenance string
+	startNs      int64
+	latency      float64
+	ttft         float64
+	first        float64
+	second       float64
+	generation   float64
+	l0           float64
+	dupMs        float64
+	hiddenMs     float64
+	dup          int64
+	dupInput     int64
+	hiddenTokens int64
+	attempts     int32
+	ok           bool
+	stream       bool
+	provenance   string
 }
 
 func (r *reqRow) retried() bool { return r.attempts > 1 }
@@ -193,21 +199,23 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		byKey   = make(map[string]*cohort)
 	)
 	dims := make([]string, len(spec.By))
-	dest := make([]any, 10+len(dims))
 	var (
-		r                       reqRow
-		ttft, first, second, l0 sql.NullFloat64
-		prov                    sql.NullString
+		r                                         reqRow
+		ttft, first, second, gen, l0, dupMs, hidd sql.NullFloat64
+		dupIn, hiddTok                            sql.NullInt64
+		prov                                      sql.NullString
 	)
-	copy(dest, []any{&r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &r.dup, &first, &second, &l0, &prov})
+	dest := []any{&r.startNs, &r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &r.dup, &first, &second,
+		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &l0, &prov}
 	for i := range dims {
-		dest[10+i] = &dims[i]
+		dest = append(dest, &dims[i])
 	}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, fmt.Errorf("segment requests: %w", err)
 		}
-		r.ttft, r.first, r.second, r.l0 = orNaN(ttft), orNaN(first), orNaN(second), orNaN(l0)
+		r.ttft, r.first, r.second, r.generation, r.l0 = orNaN(ttft), orNaN(first), orNaN(second), orNaN(gen), orNaN(l0)
+		r.dupInput, r.dupMs, r.hiddenMs, r.hiddenTokens = dupIn.Int64, dupMs.Float64, hidd.Float64, hiddTok.Int64
 		r.provenance = prov.String
 		key := strings.Join(dims, "\x00")
 		c := byKey[key]

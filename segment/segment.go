@@ -15,8 +15,9 @@
 //     kind) are bound as query parameters, never written into SQL.
 //
 // Compute does one query (queries/segment_rows.sql) and the statistics in
-// Go; WriteTable, WriteMarkdown and WriteCSV render a Result, and its
-// struct tags give the JSON.
+// Go. It is the report's one measure engine: the workload is a Compute
+// with no dimensions. Package report renders a Result; its struct tags
+// give the JSON.
 package segment
 
 import (
@@ -47,9 +48,6 @@ const (
 	// DefaultSeed seeds the bootstrap when Spec.Seed is zero.
 	DefaultSeed = 1
 )
-
-// PercentileDefinition is the one-line statement every rendering carries.
-const PercentileDefinition = "pX is the nearest-rank percentile: the k-th smallest of n with k = ceil(X·n/100), a latency some request really had"
 
 // Sort orders the segments of a Result.
 type Sort string
@@ -112,6 +110,9 @@ type Spec struct {
 	BaselineKind string
 	// Sort orders the segments; SortRetriedP99 when empty.
 	Sort Sort
+	// Samples keeps each request's start, latency and added latency in
+	// Result.Samples, for charts drawn from the same rows.
+	Samples bool
 }
 
 // Result is a segmentation: the workload over every request that passed
@@ -120,7 +121,7 @@ type Spec struct {
 type Result struct {
 	// Dims are the dimensions' keys (Dim.Key), the keys of every by map.
 	Dims []string `json:"dims"`
-	// Definition is PercentileDefinition.
+	// Definition is model.PercentileDefinition.
 	Definition string `json:"percentile_definition"`
 	// MinCohort, MinTail, CI, Seed, Resamples and Sort are the settings
 	// used, defaults filled in.
@@ -138,10 +139,18 @@ type Result struct {
 	Segments []Segment `json:"segments"`
 	// Notes say what was left out and why (e.g. no baselines table).
 	Notes []string `json:"notes,omitempty"`
-	// WorkloadRanges, when set, bound the workload figures that rest on
-	// joins inferred across traces; WriteCSV puts them on the workload
-	// row. Segments carry none.
-	WorkloadRanges *model.WorkloadRanges `json:"-"`
+	// Samples are the requests measured, in request_id order, when
+	// Spec.Samples asks for them.
+	Samples []Sample `json:"-"`
+}
+
+// Sample is one request as a chart draws it.
+type Sample struct {
+	StartNs   int64
+	LatencyMs float64
+	Attempts  int
+	// AddedMs is latency − L0 against Spec.BaselineKind, NaN without one.
+	AddedMs float64
 }
 
 // Segment is one slice: its dimension values and the measures of its
@@ -202,7 +211,7 @@ func (spec *Spec) normalize() (stats, error) {
 		spec.Where[i].Dim = spec.Where[i].Dim.withDefaults()
 		errs = append(errs, spec.Where[i].Dim.validate())
 	}
-	return stats{minTail: spec.MinTail, ci: spec.CI, seed: spec.Seed, resamples: spec.Resamples}, errors.Join(errs...)
+	return stats{rule: model.Rule{MinTail: spec.MinTail}, ci: spec.CI, seed: spec.Seed, resamples: spec.Resamples}, errors.Join(errs...)
 }
 
 // Compute segments the requests table of st as spec says.
@@ -214,7 +223,7 @@ func Compute(ctx context.Context, st *store.Store, spec Spec) (Result, error) {
 		return Result{}, fmt.Errorf("segment: %w", err)
 	}
 	res := Result{
-		Definition: PercentileDefinition,
+		Definition: model.PercentileDefinition,
 		MinCohort:  spec.MinCohort,
 		MinTail:    spec.MinTail,
 		CI:         spec.CI,
@@ -249,6 +258,12 @@ func Compute(ctx context.Context, st *store.Store, spec Spec) (Result, error) {
 	rows, cohorts, err := loadRows(ctx, st, &spec, since, until, withBaseline)
 	if err != nil {
 		return Result{}, err
+	}
+	if spec.Samples {
+		res.Samples = make([]Sample, len(rows))
+		for i, r := range rows {
+			res.Samples[i] = Sample{StartNs: r.startNs, LatencyMs: r.latency, Attempts: int(r.attempts), AddedMs: r.latency - r.l0}
+		}
 	}
 	all := make([]int32, len(rows))
 	for i := range all {

@@ -1,9 +1,7 @@
 package segment
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,9 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
 )
 
@@ -167,13 +165,6 @@ func TestPercentileSampleRule(t *testing.T) {
 			t.Errorf("JSON p99 of %s = %v (present %v)", s.By["model"], v, present)
 		}
 	}
-	var text bytes.Buffer
-	if err := WriteTable(&text, res); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(text.String(), "n<500") || !strings.Contains(text.String(), "nearest-rank") {
-		t.Errorf("table does not mark the small sample or state the definition:\n%s", text.String())
-	}
 
 	strict := compute(t, st, Spec{By: []Dim{{Kind: KindModel}}, MinTail: 10})
 	if p := segmentBy(t, strict, "n500").LatencyMs.All.P99; p != nil {
@@ -199,13 +190,13 @@ func TestBootstrapCoverage(t *testing.T) {
 			for i := range values {
 				values[i] = math.Exp(mu + sigma*data.NormFloat64())
 			}
-			s := stats{minTail: 5, ci: true, seed: uint64(rep + 1), resamples: 1000}
+			s := stats{rule: model.Rule{MinTail: 5}, ci: true, seed: uint64(rep + 1), resamples: 1000}
 			d := s.dist(values, "coverage")
-			for pct, iv := range map[int]*Interval{95: d.CI95.P95, 99: d.CI95.P99} {
+			for pct, iv := range map[int]*model.Interval{95: d.CI95.P95, 99: d.CI95.P99} {
 				if iv == nil {
 					t.Fatalf("n=%d rep %d: no p%d interval", n, rep, pct)
 				}
-				if est := *pick(d, pct); iv.Lo > est || iv.Hi < est {
+				if est := *d.Pct(pct); iv.Lo > est || iv.Hi < est {
 					t.Errorf("n=%d rep %d: p%d interval [%v, %v] excludes the estimate %v", n, rep, pct, iv.Lo, iv.Hi, est)
 				}
 				if iv.Lo <= truth[pct] && truth[pct] <= iv.Hi {
@@ -416,84 +407,6 @@ func TestBaselineAddedLatency(t *testing.T) {
 		fmt.Sprint(healthy.Provenance) != "[modeled]" {
 		t.Errorf("added latency vs healthy = %+v", healthy)
 	}
-	var buf bytes.Buffer
-	if err := WriteTable(&buf, res); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(buf.String(), `baseline "no_retry"`) || !strings.Contains(buf.String(), "measured") {
-		t.Errorf("table lacks the baseline label:\n%s", buf.String())
-	}
-}
-
-// TestRenderers: the text table fits 100 columns and states the
-// definition; CSV has one row per segment plus the workload, all the same
-// width; Markdown has a row per segment; JSON has the workload keys.
-func TestRenderers(t *testing.T) {
-	st := newStore(t)
-	reqs, _, _ := degradedWorkload()
-	for i := range reqs {
-		if i%3 == 0 {
-			reqs[i].stream, reqs[i].ttft = true, reqs[i].latency/4
-		}
-	}
-	insertRequests(t, st, reqs)
-	res := compute(t, st, Spec{By: []Dim{{Kind: KindModel}, {Kind: KindRoute}, {Kind: KindTrigger}}, CI: true, Resamples: 100})
-	var text bytes.Buffer
-	if err := WriteTable(&text, res); err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(text.String(), "\n") {
-		if n := utf8.RuneCountInString(line); n > tableWidth {
-			t.Errorf("line of %d columns: %q", n, line)
-		}
-	}
-	for _, want := range []string{"nearest-rank percentile", "Streams", "Bootstrap 95% CI", "(all requests)", "*(other)"} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("table lacks %q", want)
-		}
-	}
-	t.Logf("\n%s", text.String())
-
-	var buf bytes.Buffer
-	if err := WriteCSV(&buf, res); err != nil {
-		t.Fatal(err)
-	}
-	records, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(records) != len(res.Segments)+2 {
-		t.Errorf("CSV has %d records, want header + workload + %d segments", len(records), len(res.Segments))
-	}
-	buf.Reset()
-	if err := WriteMarkdown(&buf, res); err != nil {
-		t.Fatal(err)
-	}
-	if rows := strings.Count(buf.String(), "\n| "); rows != len(res.Segments)+1 {
-		t.Errorf("Markdown has %d body rows, want %d", rows, len(res.Segments)+1)
-	}
-	b, _ := json.Marshal(res)
-	var js map[string]any
-	if err := json.Unmarshal(b, &js); err != nil {
-		t.Fatal(err)
-	}
-	workload := js["workload"].(map[string]any)
-	seg := js["segments"].([]any)[0].(map[string]any)
-	for _, key := range []string{"logical_requests", "attempts", "amplification", "retry_rate", "retry_success_rate",
-		"final_failure_rate", "latency_ms", "ttft_ms", "duplicated_output_tokens"} {
-		if _, ok := workload[key]; !ok {
-			t.Errorf("workload lacks %q", key)
-		}
-		if _, ok := seg[key]; !ok {
-			t.Errorf("segment lacks %q", key)
-		}
-	}
-	if _, ok := seg["by"]; !ok {
-		t.Error("segment lacks by")
-	}
-	if _, ok := seg["rolled_up"]; !ok {
-		t.Error("segment lacks rolled_up")
-	}
 }
 
 // TestParse covers the text forms --by and --where take.
@@ -532,8 +445,8 @@ func TestParse(t *testing.T) {
 	if err != nil || f.Dim.Name != "a=b" || !f.Exclude || fmt.Sprint(f.Values) != "[c d]" {
 		t.Errorf("filter %+v %v; want attribute a=b, excluding c and d", f, err)
 	}
-	if MinN(99, 5) != 500 || MinN(95, 5) != 100 || MinN(50, 5) != 10 {
-		t.Errorf("MinN = %d %d %d", MinN(99, 5), MinN(95, 5), MinN(50, 5))
+	if r := (model.Rule{MinTail: 5}); r.MinN(99) != 500 || r.MinN(95) != 100 || r.MinN(50) != 10 {
+		t.Errorf("MinN = %d %d %d", r.MinN(99), r.MinN(95), r.MinN(50))
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/report"
 )
 
 // reportDB generates a workload, ingests it into a new database file and
@@ -77,7 +78,7 @@ func TestReportJSONMatchesTruth(t *testing.T) {
 			RetriedRequests       int                                  `json:"retried_requests"`
 			FailedRequests        int                                  `json:"failed_requests"`
 			HiddenOutputTokens    int                                  `json:"hidden_output_tokens"`
-			AmplificationByLayers []layerRow                           `json:"amplification_by_layers"`
+			AmplificationByLayers []report.LayerRow                    `json:"amplification_by_layers"`
 		} `json:"workload"`
 		Baselines []any          `json:"baselines"`
 		Segments  []any          `json:"segments"`
@@ -178,7 +179,7 @@ func TestReportTable(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"logical requests", "amplification", "end-to-end", "Requests by linkage rule", "wrapped", "grpc", "too few"} {
+	for _, want := range []string{"logical requests", "amplification", "end-to-end", "Requests by linkage rule", "wrapped", "grpc", "n<500"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,9 +13,9 @@ import (
 
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/internal/crashpoint"
-	"github.com/retryscope/retryscope/internal/htmlreport"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/report"
 	"github.com/retryscope/retryscope/segment"
 )
 
@@ -43,8 +42,6 @@ type reportFlags struct {
 	why string
 }
 
-var reportFormats = []string{"table", "markdown", "csv", "json", "html"}
-
 // register adds the flags; outputFlag names the flag for the output file
 // ("output" with -o for report, "report" for run).
 func (r *reportFlags) register(fs *pflag.FlagSet, outputFlag string) {
@@ -70,8 +67,8 @@ func (r *reportFlags) check() error {
 	if r.format == "" {
 		r.format = formatFromExtension(r.output)
 	}
-	if !contains(reportFormats, r.format) {
-		return fmt.Errorf("unknown --format %q (want %s)", r.format, strings.Join(reportFormats, ", "))
+	if !contains(report.Formats, r.format) {
+		return fmt.Errorf("unknown --format %q (want %s)", r.format, strings.Join(report.Formats, ", "))
 	}
 	if r.baseline != "all" && r.baseline != "none" && !contains(baseline.Kinds(), r.baseline) {
 		return fmt.Errorf("unknown --baseline %q (want %s, all or none)", r.baseline, strings.Join(baseline.Kinds(), ", "))
@@ -200,199 +197,12 @@ func (r *reportFlags) write(ctx context.Context, st *store.Store, stdout io.Writ
 	return crashpoint.Hit("report.renamed")
 }
 
+// render builds the report and writes it in the chosen format.
 func (r *reportFlags) render(ctx context.Context, st *store.Store, w io.Writer) error {
-	rep, err := buildReport(ctx, st, r.window)
+	rep, err := report.Build(ctx, st, report.Options{Window: r.window, Why: r.why, Segments: r.spec,
+		Baseline: r.baseline, Source: r.dbPath, Explain: r.explain})
 	if err != nil {
 		return err
 	}
-	rep.Window = newWindowReport(r.window, r.why)
-	if r.baseline != "none" {
-		blocks, err := baseline.Summarize(ctx, st, r.baseline, r.window)
-		if err != nil && !errors.Is(err, baseline.ErrNotComputed) {
-			return fmt.Errorf("baselines: %w", err)
-		}
-		if blocks != nil {
-			rep.Baselines = blocks
-		}
-	}
-	res, err := segment.Compute(ctx, st, r.spec)
-	if err != nil {
-		return fmt.Errorf("segments: %w", err)
-	}
-	if len(r.spec.By) > 0 {
-		rep.Segments = res.Segments
-		rep.SegmentBy = res.Dims
-	}
-	switch r.format {
-	case "json":
-		return writeReportJSON(w, rep)
-	case "csv":
-		if len(r.spec.Where) == 0 {
-			// The workload row covers the report's window, as the ranges
-			// do; a --where filter narrows it, and the ranges are left out.
-			res.WorkloadRanges = &rep.Workload.Ranges
-		}
-		return segment.WriteCSV(w, res)
-	case "markdown":
-		return r.writeMarkdown(w, rep, res)
-	case "html":
-		return r.writeHTML(ctx, w, st, rep, res)
-	}
-	if err := writeReportTable(w, rep, r.dbPath, r.explain); err != nil {
-		return err
-	}
-	if len(rep.Baselines) > 0 {
-		fmt.Fprintln(w, "\nBaselines (added latency L_retry - L0, per retried request)")
-		if err := baseline.WriteTable(w, rep.Baselines); err != nil {
-			return err
-		}
-	}
-	if len(r.spec.By) > 0 {
-		fmt.Fprintf(w, "\nSegments by %s\n", strings.Join(res.Dims, ", "))
-		return segment.WriteTable(w, res)
-	}
-	return nil
-}
-
-// baselineSection lays out the baseline blocks, one row per kind.
-func baselineSection(blocks []baseline.Block) section {
-	rows := [][]string{{"kind", "provenance", "n", "no baseline", "added mean", "added p50", "added p95", "added p99",
-		"ratio mean", "ratio p50", "workload ampl.", "added per request", "flags"}}
-	for _, b := range blocks {
-		rows = append(rows, []string{b.Kind, b.Provenance, fmt.Sprint(b.N), fmt.Sprint(b.NWithoutBaseline),
-			cell(b.AddedLatencyMs.Mean), cell(b.AddedLatencyMs.P50), cell(b.AddedLatencyMs.P95), cell(b.AddedLatencyMs.P99),
-			ratioCell(b.Ratio.Mean), ratioCell(b.Ratio.P50), ratioCell(b.WorkloadAmplification),
-			cell(b.ExpectedAddedMsPerRequest), strings.Join(b.Flags, "; ")})
-	}
-	var methods []string
-	for _, b := range blocks {
-		methods = append(methods, b.Kind+": "+b.Method)
-	}
-	return section{title: "Baselines (added latency in ms, L_retry - L0)", rows: rows, plainHeader: true, note: strings.Join(methods, "\n")}
-}
-
-func ratioCell(v *float64) string {
-	if v == nil {
-		return "too few"
-	}
-	return fmt.Sprintf("%.2fx", *v)
-}
-
-// segmentSection lays out segments compactly for the HTML page.
-func segmentSection(res segment.Result) section {
-	head := append([]string(nil), res.Dims...)
-	head = append(head, "requests", "attempts", "ampl.", "retry rate", "failure rate", "p50 all", "p99 all", "p99 retried")
-	rows := [][]string{head}
-	for _, s := range res.Segments {
-		row := append([]string(nil), s.Values...)
-		if s.RolledUp {
-			row[0] += " (rolled up)"
-		}
-		m := s.Measures
-		row = append(row, fmt.Sprint(m.LogicalRequests), fmt.Sprint(m.Attempts), fmt.Sprintf("%.3f", m.Amplification),
-			fmt.Sprintf("%.3f", m.RetryRate), fmt.Sprintf("%.3f", m.FinalFailureRate),
-			cell(m.LatencyMs.All.P50), cell(m.LatencyMs.All.P99), cell(m.LatencyMs.Retried.P99))
-		rows = append(rows, row)
-	}
-	return section{title: "Segments by " + strings.Join(res.Dims, ", "), rows: rows, plainHeader: true,
-		note: "latency in ms; " + res.Definition}
-}
-
-func (r *reportFlags) allSections(rep *report, res segment.Result) []section {
-	secs := workloadSections(rep, r.explain)
-	if len(rep.Baselines) > 0 {
-		secs = append(secs, baselineSection(rep.Baselines))
-	}
-	if len(r.spec.By) > 0 {
-		secs = append(secs, segmentSection(res))
-	}
-	return secs
-}
-
-func (r *reportFlags) writeMarkdown(w io.Writer, rep *report, res segment.Result) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# retryscope report\n\n%s: %d files, %d spans, %d rejected records\n", r.dbPath,
-		rep.Ingest.Files, rep.Ingest.Spans, rep.Ingest.Rejected)
-	if w := rep.Window.text(); w != "" {
-		fmt.Fprintf(&b, "\n%s\n", w)
-	}
-	for _, sec := range workloadSections(rep, r.explain) {
-		writeMarkdownSection(&b, sec)
-	}
-	if len(rep.Baselines) > 0 {
-		writeMarkdownSection(&b, baselineSection(rep.Baselines))
-	}
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return err
-	}
-	if len(r.spec.By) > 0 {
-		fmt.Fprintf(w, "\n## Segments by %s\n\n", strings.Join(res.Dims, ", "))
-		return segment.WriteMarkdown(w, res)
-	}
-	return nil
-}
-
-func writeMarkdownSection(b *strings.Builder, sec section) {
-	fmt.Fprintf(b, "\n## %s\n\n", sec.title)
-	for i, row := range sec.rows {
-		cells := make([]string, len(row))
-		for j, c := range row {
-			cells[j] = strings.ReplaceAll(c, "|", `\|`)
-		}
-		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
-		if i == 0 {
-			seps := make([]string, len(row))
-			for j := range seps {
-				seps[j] = "---:"
-				if j == 0 {
-					seps[j] = "---"
-				}
-			}
-			fmt.Fprintf(b, "| %s |\n", strings.Join(seps, " | "))
-		}
-	}
-	if sec.note != "" {
-		fmt.Fprintf(b, "\n%s\n", strings.ReplaceAll(sec.note, "\n", "  \n"))
-	}
-}
-
-func (r *reportFlags) writeHTML(ctx context.Context, w io.Writer, st *store.Store, rep *report, res segment.Result) error {
-	page := htmlreport.Page{
-		Title: "retryscope report",
-		Subtitle: strings.TrimSpace(fmt.Sprintf("%s: %d files, %d spans, %d rejected records. %s", r.dbPath,
-			rep.Ingest.Files, rep.Ingest.Spans, rep.Ingest.Rejected, rep.Window.text())),
-		Window: r.window,
-		Footer: "Percentiles: " + percentileDefinition + ". Every baseline figure is labelled with its kind and provenance.",
-	}
-	if r.baseline != "all" && r.baseline != "none" {
-		page.BaselineKind = r.baseline
-	}
-	for _, sec := range r.allSections(rep, res) {
-		t := htmlreport.Table{Title: sec.title, Note: sec.note, Header: sec.rows[0], Rows: sec.rows[1:]}
-		t.Numeric = make([]bool, len(t.Header))
-		for i := range t.Header {
-			t.Numeric[i] = numericColumn(t.Rows, i)
-		}
-		page.Tables = append(page.Tables, t)
-	}
-	return htmlreport.Write(ctx, w, st, page)
-}
-
-// numericColumn reports whether every cell of column i is a figure, so the
-// HTML page right-aligns it.
-func numericColumn(rows [][]string, i int) bool {
-	seen := false
-	for _, row := range rows {
-		if i >= len(row) || row[i] == "" || row[i] == "too few" {
-			continue
-		}
-		c := strings.TrimSuffix(row[i], "x")
-		for _, ch := range c {
-			if !strings.ContainsRune("0123456789.-+e", ch) {
-				return false
-			}
-		}
-		seen = true
-	}
-	return seen
+	return report.Write(w, rep, r.format)
 }

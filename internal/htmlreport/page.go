@@ -4,35 +4,29 @@
 package htmlreport
 
 import (
-	"context"
 	_ "embed"
 	"html/template"
 	"io"
-
-	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/model"
 )
 
 // Table is one table of the report, already formatted.
 type Table struct {
 	Title  string
-	Note   string
+	Notes  []string
 	Header []string
 	Rows   [][]string
 	// Numeric marks the columns to right-align.
 	Numeric []bool
 }
 
-// Page is what the report command hands over: its tables, and what the
-// charts should show.
+// Page is what the report hands over: its tables, already formatted, and
+// its charts' data.
 type Page struct {
-	Title        string
-	Subtitle     string
-	Tables       []Table
-	BaselineKind string // the baseline the added-latency chart uses
-	Footer       string
-	// Window bounds the requests the charts draw, like the tables'.
-	Window model.Window
+	Title    string
+	Subtitle string
+	Tables   []Table
+	Figures  []Figure
+	Footer   string
 }
 
 //go:embed page.html.tmpl
@@ -43,31 +37,18 @@ var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"uri":   func(s string) template.URL { return template.URL(s) },
 }).Parse(pageTemplate))
 
-// Write renders the page, drawing the charts from the database.
-func Write(ctx context.Context, w io.Writer, st *store.Store, page Page) error {
-	var charts []*Chart
-	add := func(c *Chart, err error) error {
-		if err == nil && c != nil {
-			charts = append(charts, c)
+// Write renders the page, drawing its figures.
+func Write(w io.Writer, page Page) error {
+	var charts []*chart
+	for _, f := range page.Figures {
+		c, err := drawFigure(f)
+		if err != nil {
+			return err
 		}
-		return err
-	}
-	if err := add(latencyDistribution(ctx, st, page.Window)); err != nil {
-		return err
-	}
-	storm, err := stormTimeline(ctx, st, page.Window)
-	if err != nil {
-		return err
-	}
-	charts = append(charts, storm...)
-	if err := add(addedLatency(ctx, st, page.BaselineKind, page.Window)); err != nil {
-		return err
-	}
-	if err := add(segmentTails(ctx, st, page.Window)); err != nil {
-		return err
+		charts = append(charts, c)
 	}
 	return tmpl.Execute(w, struct {
 		Page
-		Charts []*Chart
+		Charts []*chart
 	}{page, charts})
 }

@@ -1,0 +1,157 @@
+package report
+
+import (
+	"strconv"
+
+	"github.com/retryscope/retryscope/model"
+)
+
+// Unit says what a cell holds, and so how every format writes it.
+type Unit int
+
+// The units of a cell.
+const (
+	Text     Unit = iota // a label
+	Count                // a whole number
+	Ms                   // milliseconds
+	SignedMs             // a difference in milliseconds, signed
+	Share                // a share of 1, shown as a percentage
+	Times                // a ratio, shown as a multiplier
+	Number               // a plain figure
+)
+
+// Cell is one figure of a table: a value with its unit, a range of two
+// values, text, or a missing value with the reason it is missing.
+type Cell struct {
+	Unit Unit
+	V    float64
+	// Hi, with Range, makes the cell the range V to Hi.
+	Hi    float64
+	Range bool
+	Text  string
+	// Missing cells have no value: MinN > 0 says the sample is smaller
+	// than the MinN a percentile needs, 0 that there is nothing to show.
+	Missing bool
+	MinN    int
+	// Blank marks a missing value nobody asked for: an empty cell.
+	Blank bool
+}
+
+func text(s string) Cell              { return Cell{Unit: Text, Text: s} }
+func count[T ~int | ~int64](n T) Cell { return Cell{Unit: Count, V: float64(n)} }
+func value(u Unit, v float64) Cell    { return Cell{Unit: u, V: v} }
+
+// maybe is v in unit u, or a cell with nothing to show.
+func maybe(u Unit, v *float64) Cell {
+	if v == nil {
+		return Cell{Unit: u, Missing: true}
+	}
+	return Cell{Unit: u, V: *v}
+}
+
+// perRequest is a figure per logical request: nothing to show without
+// requests (JSON keeps its 0).
+func perRequest(u Unit, v float64, requests int) Cell {
+	if requests == 0 {
+		return Cell{Unit: u, Missing: true}
+	}
+	return Cell{Unit: u, V: v}
+}
+
+// pct is the pct-th percentile of s in unit u, or why it is missing.
+func pct(u Unit, s model.Summary, p int) Cell {
+	if v := s.Pct(p); v != nil {
+		return Cell{Unit: u, V: *v}
+	}
+	c := Cell{Unit: u, Missing: true}
+	if s.N > 0 {
+		c.MinN = model.DefaultRule.MinN(p)
+	}
+	return c
+}
+
+// ci is the bootstrap interval of the pct-th percentile of s, why it is
+// missing, or empty where no interval was computed.
+func ci(s model.Summary, p int) Cell {
+	if iv := s.CI(p); iv != nil {
+		return Cell{Unit: Ms, V: iv.Lo, Hi: iv.Hi, Range: true}
+	}
+	if s.CI95 == nil && s.Pct(p) != nil {
+		return Cell{Unit: Ms, Range: true, Missing: true, Blank: true}
+	}
+	c := pct(Ms, s, p)
+	c.Missing, c.Range = true, true
+	return c
+}
+
+// String is the cell as text, Markdown and HTML show it: the one place a
+// figure is formatted.
+func (c Cell) String() string {
+	switch {
+	case c.Blank:
+		return ""
+	case c.Missing && c.MinN > 0:
+		return "n<" + strconv.Itoa(c.MinN)
+	case c.Missing:
+		return "-"
+	case c.Unit == Text:
+		return c.Text
+	case c.Range:
+		return format(c.Unit, c.V) + " – " + format(c.Unit, c.Hi)
+	}
+	return format(c.Unit, c.V)
+}
+
+func format(u Unit, v float64) string {
+	switch u {
+	case Count:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case Ms:
+		return fmtMs(v)
+	case SignedMs:
+		if v > 0 {
+			return "+" + fmtMs(v)
+		}
+		return fmtMs(v)
+	case Share:
+		return strconv.FormatFloat(100*v, 'f', 1, 64) + "%"
+	case Times:
+		return strconv.FormatFloat(v, 'f', 2, 64) + "x"
+	}
+	return strconv.FormatFloat(v, 'f', 4, 64)
+}
+
+// fmtMs keeps three or more significant digits: 1234ms, 90.2ms, 4.51ms.
+func fmtMs(v float64) string {
+	switch a := max(v, -v); {
+	case a == 0:
+		return "0ms"
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64) + "ms"
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64) + "ms"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64) + "ms"
+}
+
+// raw is the cell as CSV holds it: the full-precision value in its base
+// unit (ms, a share of 1, a ratio), the text, or empty when missing. A
+// range gives its two ends.
+func (c Cell) raw() []string {
+	if c.Range {
+		if c.Missing {
+			return []string{"", ""}
+		}
+		return []string{strconv.FormatFloat(c.V, 'g', -1, 64), strconv.FormatFloat(c.Hi, 'g', -1, 64)}
+	}
+	switch {
+	case c.Missing:
+		return []string{""}
+	case c.Unit == Text:
+		return []string{c.Text}
+	}
+	return []string{strconv.FormatFloat(c.V, 'g', -1, 64)}
+}
+
+// numeric reports whether the cell is a figure, right-aligned in tables.
+func (c Cell) numeric() bool { return c.Unit != Text }

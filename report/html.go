@@ -1,0 +1,233 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/retryscope/retryscope/internal/htmlreport"
+	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/segment"
+)
+
+// WriteHTML writes the report as one self-contained page: the tables the
+// other formats show, and charts drawn from the same requests.
+func WriteHTML(w io.Writer, rep *Report) error {
+	page := htmlreport.Page{
+		Title:    "retryscope report",
+		Subtitle: strings.Join(rep.heading(), ". "),
+		Footer:   "Percentiles: " + model.PercentileDefinition + ". Every baseline figure is labelled with its kind and provenance.",
+		Figures:  rep.Figures(),
+	}
+	for _, t := range rep.Tables() {
+		for _, v := range t.views() {
+			ht := htmlreport.Table{Title: v.Title, Notes: v.Notes, Numeric: make([]bool, len(v.Columns))}
+			for j, c := range v.Columns {
+				ht.Header = append(ht.Header, c.Head)
+				ht.Numeric[j] = j >= v.Labels
+			}
+			for _, r := range v.Rows {
+				cells := make([]string, len(r))
+				for j, c := range r {
+					cells[j] = c.String()
+				}
+				ht.Rows = append(ht.Rows, cells)
+			}
+			page.Tables = append(page.Tables, ht)
+		}
+	}
+	return htmlreport.Write(w, page)
+}
+
+// Figures are the report's charts: the latency distribution, load and
+// amplification over time, the added latency against the segments'
+// baseline, and the tail of each segment.
+func (rep *Report) Figures() []htmlreport.Figure {
+	var out []htmlreport.Figure
+	if f, ok := latencyFigure(rep.samples); ok {
+		out = append(out, f)
+	}
+	out = append(out, timeFigures(rep.samples)...)
+	if f, ok := addedFigure(rep.samples, rep.settings.baseline); ok {
+		out = append(out, f)
+	}
+	if f, ok := rep.tailFigure(); ok {
+		out = append(out, f)
+	}
+	return out
+}
+
+// latencyFigure is the share of requests per logarithmic latency bin, for
+// all requests and for retried ones.
+func latencyFigure(samples []segment.Sample) (htmlreport.Figure, bool) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var all, retried []float64
+	for _, s := range samples {
+		all = append(all, s.LatencyMs)
+		if s.Attempts > 1 {
+			retried = append(retried, s.LatencyMs)
+		}
+		if s.LatencyMs > 0 {
+			lo, hi = math.Min(lo, s.LatencyMs), math.Max(hi, s.LatencyMs)
+		}
+	}
+	if math.IsInf(lo, 1) {
+		return htmlreport.Figure{}, false
+	}
+	const bins = 40
+	lo, hi = math.Log10(lo), math.Log10(hi)+1e-9
+	if hi-lo < 0.5 {
+		lo, hi = lo-0.25, hi+0.25
+	}
+	width := (hi - lo) / bins
+	hist := func(name string, vals []float64, retried bool) htmlreport.Line {
+		l := htmlreport.Line{Name: fmt.Sprintf("%s (n=%d)", name, len(vals)), Retried: retried, Dashed: retried,
+			X: make([]float64, bins), Y: make([]float64, bins)}
+		for _, v := range vals {
+			if v > 0 {
+				i := int((math.Log10(v) - lo) / width)
+				l.Y[min(max(i, 0), bins-1)]++
+			}
+		}
+		for i := range l.X {
+			l.X[i] = math.Pow(10, lo+(float64(i)+0.5)*width)
+			l.Y[i] = 100 * l.Y[i] / float64(max(len(vals), 1))
+		}
+		return l
+	}
+	f := htmlreport.Figure{Title: "Latency distribution",
+		Caption:   "Client-observed latency of every logical request and of the retried ones, each as a share of its own count, in 40 logarithmic bins.",
+		PlotTitle: "End-to-end latency", XLabel: "latency (ms, log scale)", YLabel: "share of requests (%)", LogX: true,
+		Lines: []htmlreport.Line{hist("all", all, false)}}
+	if len(retried) > 0 {
+		f.Lines = append(f.Lines, hist("retried", retried, true))
+	}
+	return f, true
+}
+
+// niceSteps are the bucket widths the timelines pick from.
+var niceSteps = []time.Duration{time.Second, 5 * time.Second, 15 * time.Second, 30 * time.Second,
+	time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour, 3 * time.Hour, 6 * time.Hour, 24 * time.Hour}
+
+// timeFigures are attempts and logical requests started per bucket, and
+// each bucket's amplification: retry storms show as spikes.
+func timeFigures(samples []segment.Sample) []htmlreport.Figure {
+	if len(samples) == 0 {
+		return nil
+	}
+	lo, hi := samples[0].StartNs, samples[0].StartNs
+	for _, s := range samples {
+		lo, hi = min(lo, s.StartNs), max(hi, s.StartNs)
+	}
+	if hi <= lo {
+		return nil
+	}
+	step := niceSteps[len(niceSteps)-1]
+	for _, s := range niceSteps {
+		if (hi-lo)/int64(s) <= 120 {
+			step = s
+			break
+		}
+	}
+	n := int((hi-lo)/int64(step)) + 1
+	reqs, atts := make([]float64, n), make([]float64, n)
+	for _, s := range samples {
+		b := (s.StartNs - lo) / int64(step)
+		reqs[b]++
+		atts[b] += float64(s.Attempts)
+	}
+	unit, unitName := time.Hour, "hours"
+	switch span := time.Duration(hi - lo); {
+	case span < 10*time.Minute:
+		unit, unitName = time.Second, "seconds"
+	case span < 10*time.Hour:
+		unit, unitName = time.Minute, "minutes"
+	}
+	x := make([]float64, n)
+	var ampX, ampY []float64
+	for b := range x {
+		x[b] = float64(int64(b)*int64(step)) / float64(unit)
+		if reqs[b] > 0 {
+			ampX, ampY = append(ampX, x[b]), append(ampY, atts[b]/reqs[b])
+		}
+	}
+	xLabel := fmt.Sprintf("%s since %s (buckets of %s)", unitName, time.Unix(0, lo).UTC().Format("2006-01-02 15:04:05 MST"), step)
+	one := 1.0
+	return []htmlreport.Figure{
+		{Title: "Load over time", Caption: "Physical attempts against the logical requests that caused them, by request start. The gap between the lines is traffic nobody scheduled.",
+			PlotTitle: "Attempts and logical requests over time", XLabel: xLabel, YLabel: "started per bucket",
+			Lines: []htmlreport.Line{{Name: "attempts", Retried: true, X: x, Y: atts}, {Name: "logical requests", Dashed: true, X: x, Y: reqs}}},
+		{Title: "Storm timeline", Caption: "Amplification per bucket; spikes are retry storms.",
+			PlotTitle: "Amplification over time", XLabel: xLabel, YLabel: "attempts / logical request", YMin: &one,
+			Lines: []htmlreport.Line{{Retried: true, X: ampX, Y: ampY}}},
+	}
+}
+
+// addedFigure is the cumulative distribution of the latency retries added
+// against kind.
+func addedFigure(samples []segment.Sample, kind string) (htmlreport.Figure, bool) {
+	var vals []float64
+	for _, s := range samples {
+		if kind != "" && s.Attempts > 1 && !math.IsNaN(s.AddedMs) {
+			vals = append(vals, s.AddedMs)
+		}
+	}
+	if len(vals) == 0 {
+		return htmlreport.Figure{}, false
+	}
+	slices.Sort(vals)
+	l := htmlreport.Line{Retried: true, X: vals, Y: make([]float64, len(vals))}
+	for i := range vals {
+		l.Y[i] = 100 * float64(i+1) / float64(len(vals))
+	}
+	return htmlreport.Figure{Title: "Added latency (" + kind + ")",
+		Caption:   fmt.Sprintf("Cumulative distribution of L_retry − L0 over %d retried requests with a %s baseline.", len(vals), kind),
+		PlotTitle: "Latency added by retries against the " + kind + " baseline", XLabel: "added latency (ms)",
+		YLabel: "retried requests at or below (%)", Lines: []htmlreport.Line{l}}, true
+}
+
+// tailFigure is the p95 of all and of retried requests of the segments
+// that have one, worst retried tail first, at most 12.
+func (rep *Report) tailFigure() (htmlreport.Figure, bool) {
+	type bar struct {
+		name         string
+		pAll, pRetry float64
+	}
+	var bars []bar
+	for _, s := range rep.Segments {
+		pa := s.LatencyMs.All.P95
+		if pa == nil {
+			continue
+		}
+		b := bar{name: strings.Join(s.Values, " / "), pAll: *pa}
+		if pr := s.LatencyMs.Retried.P95; pr != nil {
+			b.pRetry = *pr
+		}
+		bars = append(bars, b)
+	}
+	if len(bars) == 0 {
+		return htmlreport.Figure{}, false
+	}
+	slices.SortStableFunc(bars, func(a, b bar) int {
+		if a.pRetry != b.pRetry {
+			if a.pRetry > b.pRetry {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	bars = bars[:min(len(bars), 12)]
+	all, retried := htmlreport.Line{Name: "all"}, htmlreport.Line{Name: "retried", Retried: true}
+	var names []string
+	for _, b := range bars {
+		all.Y, retried.Y, names = append(all.Y, b.pAll), append(retried.Y, b.pRetry), append(names, b.name)
+	}
+	return htmlreport.Figure{Title: "Tail by segment",
+		Caption:   "p95 (nearest rank) of all and of retried requests per segment, where at least 5 observations lie at or above it; a missing bar means too few retried requests.",
+		PlotTitle: "p95 latency by " + strings.Join(rep.SegmentBy, ", "), YLabel: "p95 latency (ms)",
+		Categories: names, Bars: []htmlreport.Line{all, retried}}, true
+}

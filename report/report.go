@@ -1,0 +1,321 @@
+// Package report turns the derived tables into the one Report: the
+// workload, the baselines and the segments, measured once by the segment
+// engine, and renders that Report as text, Markdown, CSV, JSON and HTML
+// from one table model. The Report struct is the JSON contract of SPEC
+// §10 (schema retryscope.report/v1): a key means the same thing, with the
+// same type, wherever it appears.
+package report
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/retryscope/retryscope/baseline"
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/queries"
+	"github.com/retryscope/retryscope/segment"
+)
+
+// Schema names the JSON report format (SPEC §10).
+const Schema = "retryscope.report/v1"
+
+// Report is the JSON document SPEC §10 fixes; fields beside the required
+// keys are additions, never renames.
+type Report struct {
+	Schema    string            `json:"schema"`
+	Window    Window            `json:"window"`
+	Workload  Workload          `json:"workload"`
+	Baselines []baseline.Block  `json:"baselines"`
+	Segments  []segment.Segment `json:"segments"`
+	// SegmentBy names the dimensions of the segments, in order.
+	SegmentBy []string `json:"segment_by"`
+	// SegmentsTotal measures the requests the segments cover when a
+	// --where filter narrows them; without one they cover the workload.
+	SegmentsTotal *segment.Measures `json:"segments_total,omitempty"`
+	// Notes say what was left out of the segments and why.
+	Notes   []string     `json:"notes,omitempty"`
+	Ingest  Ingest       `json:"ingest"`
+	Linkage []LinkageRow `json:"linkage"`
+
+	// settings is how the report was made, for the renderers' headings.
+	settings settings
+	// samples are the workload's requests, for the HTML charts.
+	samples []segment.Sample
+}
+
+// settings are what the renderers need to know of the options.
+type settings struct {
+	source    string // the database, for headings
+	explain   bool
+	baseline  string // the added-latency kind of the segments, "" for none
+	ci        bool
+	seed      uint64
+	resamples int
+	minCohort int
+}
+
+// Workload is every request of the window: the segment engine's measures
+// with no dimensions, and the figures only the whole workload has.
+type Workload struct {
+	segment.Measures
+	// Ranges bound the figures that rest on joins inferred across traces:
+	// the lowest and highest plausible value of each; both ends equal the
+	// figure when no join was in doubt.
+	Ranges                model.WorkloadRanges `json:"ranges"`
+	RangeMethod           string               `json:"range_method"`
+	AmplificationByLayers []LayerRow           `json:"amplification_by_layers"`
+	Triggers              []TriggerRow         `json:"triggers"`
+	Percentiles           string               `json:"percentiles"`
+}
+
+// LayerRow is the requests showing Depth nested retry loops; Multipliers
+// are tries per layer, outermost first, whose product is
+// Attempts/Requests.
+type LayerRow struct {
+	Depth       int       `json:"depth"`
+	Requests    int64     `json:"requests"`
+	Attempts    int64     `json:"attempts"`
+	Multipliers []float64 `json:"multipliers"`
+}
+
+// TriggerRow counts the failed attempts of one trigger.
+type TriggerRow struct {
+	Trigger  string `json:"trigger"`
+	Attempts int64  `json:"attempts"`
+}
+
+// LinkageRow counts the requests one rebuild rule built.
+type LinkageRow struct {
+	Linkage  string `json:"linkage"`
+	Requests int64  `json:"requests"`
+	Attempts int64  `json:"attempts"`
+	Retried  int64  `json:"retried"`
+	Inferred int64  `json:"inferred"`
+	// InferredShare is Inferred over all the report's requests.
+	InferredShare float64 `json:"inferred_share"`
+	Example       string  `json:"example"`
+}
+
+// Ingest is what the database holds.
+type Ingest struct {
+	Files     int64 `json:"files"`
+	SpansRead int64 `json:"spans_read"`
+	Spans     int64 `json:"spans"`
+	Rejected  int64 `json:"rejected"`
+}
+
+// Window is the span of request start times a report covers; both ends
+// null when it covers every request.
+type Window struct {
+	Since *string `json:"since"`
+	Until *string `json:"until"`
+	Why   string  `json:"why,omitempty"`
+}
+
+// Options say what a report covers and shows.
+type Options struct {
+	// Window bounds the requests by start time; Why, when set, says in the
+	// heading why it does.
+	Window model.Window
+	Why    string
+	// Segments are the segment dimensions, filters and statistics; its
+	// Since and Until are set from Window.
+	Segments segment.Spec
+	// Baseline is a baseline kind, "all" or "none": the baselines block.
+	Baseline string
+	// Source names the database in headings.
+	Source string
+	// Explain adds the requests per rebuild rule.
+	Explain bool
+}
+
+// rangeMethod says how the workload ranges are made, in every format.
+const rangeMethod = "requests joined across traces by inference (split_inferred): each doubtful decision " +
+	"(an alternative at least 1/20 as likely: no join, another attempt, a join where none was made, a retry " +
+	"where a retried failure found no candidate) is counted the way it lowers and the way it raises each " +
+	"count; the rates take the extreme counts"
+
+// Build measures the requests of opt.Window in the derived tables of st.
+func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
+	spec := opt.Segments
+	spec.Since, spec.Until = time.Time{}, time.Time{}
+	if opt.Window.Since != 0 {
+		spec.Since = time.Unix(0, opt.Window.Since).UTC()
+	}
+	if opt.Window.Until != 0 {
+		spec.Until = time.Unix(0, opt.Window.Until).UTC()
+	}
+	rep := &Report{Schema: Schema, Window: newWindow(opt.Window, opt.Why), Baselines: []baseline.Block{},
+		Segments: []segment.Segment{}, SegmentBy: []string{}}
+	rep.settings = settings{source: opt.Source, explain: opt.Explain, ci: spec.CI}
+
+	// The workload is the segment engine with no dimensions and no filter.
+	whole := segment.Spec{Since: spec.Since, Until: spec.Until, CI: spec.CI, Seed: spec.Seed,
+		Resamples: spec.Resamples, MinTail: spec.MinTail, BaselineKind: spec.BaselineKind, Samples: true}
+	all, err := segment.Compute(ctx, st, whole)
+	if err != nil {
+		return nil, fmt.Errorf("workload: %w", err)
+	}
+	rep.Workload.Measures, rep.samples = all.Workload, all.Samples
+	rep.settings.baseline, rep.settings.seed, rep.settings.resamples = all.Baseline, all.Seed, all.Resamples
+	rep.settings.minCohort = all.MinCohort
+	rep.Notes = all.Notes
+	if len(spec.By) > 0 || len(spec.Where) > 0 {
+		res, err := segment.Compute(ctx, st, spec)
+		if err != nil {
+			return nil, fmt.Errorf("segments: %w", err)
+		}
+		rep.Segments, rep.SegmentBy, rep.Notes = res.Segments, res.Dims, res.Notes
+		rep.settings.minCohort = res.MinCohort
+		if rep.SegmentBy == nil {
+			rep.SegmentBy = []string{}
+		}
+		if len(spec.Where) > 0 {
+			rep.SegmentsTotal = &res.Workload
+		}
+	}
+	if err := rep.workloadExtras(ctx, st, opt.Window); err != nil {
+		return nil, err
+	}
+	if opt.Baseline != "" && opt.Baseline != "none" {
+		blocks, err := baseline.Summarize(ctx, st, opt.Baseline, opt.Window)
+		if err != nil && !errors.Is(err, baseline.ErrNotComputed) {
+			return nil, fmt.Errorf("baselines: %w", err)
+		}
+		if blocks != nil {
+			rep.Baselines = blocks
+		}
+	}
+	i := &rep.Ingest
+	if err := st.Conn.QueryRowContext(ctx, queries.Get("report_ingest")).Scan(&i.Files, &i.SpansRead, &i.Spans, &i.Rejected); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	return rep, nil
+}
+
+// workloadExtras adds what only the whole workload has: nesting, triggers,
+// rebuild rules and the plausible ranges.
+func (rep *Report) workloadExtras(ctx context.Context, st *store.Store, win model.Window) error {
+	lo, hi := win.Bounds()
+	// No attempt starts much before its request: an hour covers clock skew
+	// between services and lets the queries skip older attempts.
+	from := lo
+	if from > math.MinInt64+int64(time.Hour) {
+		from -= int64(time.Hour)
+	}
+	w := &rep.Workload
+	w.Percentiles = model.PercentileDefinition
+	var err error
+	if w.AmplificationByLayers, err = layers(ctx, st.Conn, lo, hi); err != nil {
+		return fmt.Errorf("layers: %w", err)
+	}
+	w.Triggers = []TriggerRow{}
+	err = eachRow(ctx, st.Conn, "report_triggers", []any{lo, hi, from}, func(rows *sql.Rows) error {
+		var r TriggerRow
+		err := rows.Scan(&r.Trigger, &r.Attempts)
+		w.Triggers = append(w.Triggers, r)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("triggers: %w", err)
+	}
+	rep.Linkage = []LinkageRow{}
+	err = eachRow(ctx, st.Conn, "report_linkage", []any{lo, hi}, func(rows *sql.Rows) error {
+		var r LinkageRow
+		err := rows.Scan(&r.Linkage, &r.Requests, &r.Attempts, &r.Retried, &r.Inferred, &r.Example)
+		if w.LogicalRequests > 0 {
+			r.InferredShare = float64(r.Inferred) / float64(w.LogicalRequests)
+		}
+		rep.Linkage = append(rep.Linkage, r)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("linkage: %w", err)
+	}
+	var shifts model.CountShifts
+	d, u := &shifts.Down, &shifts.Up
+	err = st.Conn.QueryRowContext(ctx, queries.Get("report_ranges"), lo, hi).Scan(&d.Requests, &d.Retried, &d.RetriedOK, &d.Failed,
+		&u.Requests, &u.Retried, &u.RetriedOK, &u.Failed)
+	if err != nil {
+		return fmt.Errorf("ranges: %w", err)
+	}
+	w.Ranges = shifts.Ranges(model.Counts{Requests: int64(w.LogicalRequests), Attempts: w.Attempts,
+		Retried: int64(w.Retried), RetriedOK: int64(w.Rescued), Failed: int64(w.Failed)})
+	w.RangeMethod = rangeMethod
+	return nil
+}
+
+func eachRow(ctx context.Context, conn *sql.Conn, query string, args []any, each func(*sql.Rows) error) error {
+	rows, err := conn.QueryContext(ctx, queries.Get(query), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// layers turns tries per layer into multipliers per depth of nesting.
+func layers(ctx context.Context, conn *sql.Conn, lo, hi int64) ([]LayerRow, error) {
+	out := []LayerRow{}
+	var prev int64
+	err := eachRow(ctx, conn, "report_layers", []any{lo, hi}, func(rows *sql.Rows) error {
+		var depth, layer int
+		var requests, tries int64
+		if err := rows.Scan(&depth, &requests, &layer, &tries); err != nil {
+			return err
+		}
+		if n := len(out); n == 0 || out[n-1].Depth != depth {
+			out = append(out, LayerRow{Depth: depth, Requests: requests, Multipliers: []float64{}})
+			prev = requests
+		}
+		row := &out[len(out)-1]
+		if prev > 0 {
+			row.Multipliers = append(row.Multipliers, float64(tries)/float64(prev))
+		}
+		row.Attempts, prev = tries, tries
+		return nil
+	})
+	return out, err
+}
+
+func newWindow(w model.Window, why string) Window {
+	out := Window{Why: why}
+	if w.Since != 0 {
+		s := time.Unix(0, w.Since).UTC().Format(time.RFC3339Nano)
+		out.Since = &s
+	}
+	if w.Until != 0 {
+		s := time.Unix(0, w.Until).UTC().Format(time.RFC3339Nano)
+		out.Until = &s
+	}
+	return out
+}
+
+// text is the window as a heading line, empty when it covers every
+// request.
+func (w Window) text() string {
+	if w.Since == nil && w.Until == nil {
+		return ""
+	}
+	side := func(s *string, open string) string {
+		if s == nil {
+			return open
+		}
+		return *s
+	}
+	line := fmt.Sprintf("Requests started from %s until %s", side(w.Since, "the first"), side(w.Until, "the last"))
+	if w.Why != "" {
+		line += " (" + w.Why + ")"
+	}
+	return line + "."
+}

@@ -1,0 +1,440 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/retryscope/retryscope/baseline"
+	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/segment"
+)
+
+// Table is one table of a report, as every format shows it: the text,
+// Markdown and HTML writers show its groups (or, without groups, all its
+// columns), and CSV writes every column.
+type Table struct {
+	Title   string
+	Columns []Column
+	Rows    [][]Cell
+	// Labels is how many leading columns label a row (left-aligned).
+	Labels int
+	// Groups split a wide table into narrower ones that share its label
+	// columns; the columns no group names are CSV's alone.
+	Groups []Group
+	// Notes are said under the table, one paragraph each.
+	Notes []string
+	// NoHeader drops the heading row in text, for a list of figures.
+	NoHeader bool
+}
+
+// Column names one column: Key in CSV, Head in the other formats.
+type Column struct {
+	Key, Head string
+}
+
+// Group is a narrower table cut from a wide one: its columns by key,
+// under headings of its own.
+type Group struct {
+	Title string
+	Keys  []string
+	Heads []string
+}
+
+// col returns the index of the column with key k.
+func (t *Table) col(k string) int {
+	for i, c := range t.Columns {
+		if c.Key == k {
+			return i
+		}
+	}
+	panic("report: no column " + k + " in " + t.Title)
+}
+
+// views returns the tables as text, Markdown and HTML show them: each
+// group as a table of its own (label columns first), or t whole.
+func (t *Table) views() []Table {
+	if len(t.Groups) == 0 {
+		return []Table{*t}
+	}
+	var out []Table
+	for _, g := range t.Groups {
+		v := Table{Title: g.Title, Labels: t.Labels, Columns: append([]Column(nil), t.Columns[:t.Labels]...)}
+		idx := make([]int, len(g.Keys))
+		for i, k := range g.Keys {
+			idx[i] = t.col(k)
+			v.Columns = append(v.Columns, Column{Key: k, Head: g.Heads[i]})
+		}
+		for _, r := range t.Rows {
+			row := append([]Cell(nil), r[:t.Labels]...)
+			for _, i := range idx {
+				row = append(row, r[i])
+			}
+			v.Rows = append(v.Rows, row)
+		}
+		out = append(out, v)
+	}
+	out[len(out)-1].Notes = t.Notes
+	return out
+}
+
+// row collects one row's cells by column, for tables built a row at a
+// time.
+type row struct {
+	cols  *[]Column
+	cells []Cell
+	first bool // the first row defines the columns
+}
+
+func (r *row) add(key, head string, c Cell) {
+	if r.first {
+		*r.cols = append(*r.cols, Column{Key: key, Head: head})
+	}
+	r.cells = append(r.cells, c)
+}
+
+// Tables lays the report out as the tables text, Markdown and HTML show,
+// in order: the workload, its latency, layers, triggers, (with explain)
+// the rebuild rules, the baselines and the segments.
+func (rep *Report) Tables() []Table {
+	ts := []Table{rep.workloadTable(), rep.latencyTable(), rep.layerTable()}
+	if len(rep.Workload.Triggers) > 0 {
+		ts = append(ts, rep.triggerTable())
+	}
+	if rep.settings.explain {
+		ts = append(ts, rep.linkageTable())
+	}
+	if len(rep.Baselines) > 0 {
+		ts = append(ts, baselineTables(rep.Baselines)...)
+	}
+	if len(rep.SegmentBy) > 0 {
+		ts = append(ts, rep.SegmentTable())
+	}
+	return ts
+}
+
+func (rep *Report) workloadTable() Table {
+	w := &rep.Workload
+	t := Table{Title: "Workload", Labels: 1, NoHeader: true,
+		Columns: []Column{{"measure", "measure"}, {"value", "value"}}}
+	add := func(label string, c Cell) { t.Rows = append(t.Rows, []Cell{text(label), c}) }
+	add("logical requests", count(w.LogicalRequests))
+	add("attempts", count(w.Attempts))
+	add("amplification (attempts per request)", perRequest(Times, w.Amplification, w.LogicalRequests))
+	add("retry rate", perRequest(Share, w.RetryRate, w.LogicalRequests))
+	add("retry success rate", maybe(Share, w.RetrySuccessRate))
+	add("final failure rate", perRequest(Share, w.FinalFailureRate, w.LogicalRequests))
+	add("duplicated attempts", count(w.DuplicatedAttempts))
+	add("time in duplicated attempts", value(Ms, w.DuplicatedAttemptMs))
+	add("duplicated input tokens", count(w.DuplicatedInputTokens))
+	add("duplicated output tokens", count(w.DuplicatedOutputTokens))
+	add("hidden work", value(Ms, w.HiddenWorkMs))
+	add("hidden output tokens", count(w.HiddenOutputTokens))
+	if w.Ranges.Wide() {
+		r := w.Ranges
+		ranges := map[string]Cell{
+			"logical requests":                     {Unit: Count, V: r.LogicalRequests[0], Hi: r.LogicalRequests[1], Range: true},
+			"amplification (attempts per request)": {Unit: Number, V: r.Amplification[0], Hi: r.Amplification[1], Range: true},
+			"retry rate":                           {Unit: Share, V: r.RetryRate[0], Hi: r.RetryRate[1], Range: true},
+			"retry success rate":                   {Unit: Share, V: r.RetrySuccessRate[0], Hi: r.RetrySuccessRate[1], Range: true},
+			"final failure rate":                   {Unit: Share, V: r.FinalFailureRate[0], Hi: r.FinalFailureRate[1], Range: true},
+		}
+		t.Columns = append(t.Columns, Column{"plausible_range", "plausible range"})
+		for i, row := range t.Rows {
+			c, ok := ranges[row[0].Text]
+			if !ok {
+				c = Cell{Unit: Text}
+			}
+			t.Rows[i] = append(row, c)
+		}
+		t.NoHeader = false
+		t.Notes = []string{"plausible range: " + rangeMethod}
+	}
+	return t
+}
+
+func (rep *Report) latencyTable() Table {
+	w := &rep.Workload
+	t := Table{Title: "Latency", Labels: 2}
+	first := true
+	add := func(measure, who string, s model.Summary) {
+		r := row{cols: &t.Columns, first: first}
+		first = false
+		r.add("measure", "measure", text(measure))
+		r.add("requests", "requests", text(who))
+		r.add("n", "n", count(s.N))
+		r.add("mean", "mean", maybe(Ms, s.Mean))
+		for _, p := range []int{50, 95, 99} {
+			r.add(fmt.Sprintf("p%d", p), fmt.Sprintf("p%d", p), pct(Ms, s, p))
+		}
+		r.add("p95_ci", "p95", ci(s, 95))
+		r.add("p99_ci", "p99", ci(s, 99))
+		t.Rows = append(t.Rows, r.cells)
+	}
+	split := func(measure string, s segment.Split) {
+		add(measure, "all", s.All)
+		add(measure, "retried", s.Retried)
+	}
+	split("end-to-end", w.LatencyMs)
+	split("ttft", w.TTFTMs)
+	split("generation", w.GenerationMs)
+	split("stream total", w.StreamTotalMs)
+	split("first attempt", w.FirstAttemptMs)
+	add("second attempt", "retried", w.SecondAttemptMs)
+	t.Groups = []Group{{Title: "Latency", Keys: []string{"n", "mean", "p50", "p95", "p99"},
+		Heads: []string{"n", "mean", "p50", "p95", "p99"}}}
+	if rep.settings.ci {
+		t.Groups = append(t.Groups, Group{Title: fmt.Sprintf("Latency: bootstrap 95%% CI of the tail (seed %d, %d resamples)",
+			rep.settings.seed, rep.settings.resamples), Keys: []string{"p95_ci", "p99_ci"}, Heads: []string{"p95 95% CI", "p99 95% CI"}})
+	}
+	t.Notes = []string{"generation: first token to the end of the answer used; stream total: the request's start to that end.",
+		"percentiles: " + model.PercentileDefinition + "."}
+	return t
+}
+
+func (rep *Report) layerTable() Table {
+	t := Table{Title: "Amplification by retry layer", Labels: 1, Columns: []Column{{"layers", "layers"},
+		{"requests", "requests"}, {"attempts", "attempts"}, {"multipliers", "multipliers (outermost first)"}}}
+	for _, l := range rep.Workload.AmplificationByLayers {
+		m := make([]string, len(l.Multipliers))
+		for i, x := range l.Multipliers {
+			m[i] = format(Number, x)
+		}
+		t.Rows = append(t.Rows, []Cell{count(l.Depth), count(l.Requests), count(l.Attempts), text(strings.Join(m, " x "))})
+	}
+	return t
+}
+
+func (rep *Report) triggerTable() Table {
+	t := Table{Title: "Failed attempts by trigger", Labels: 1, Columns: []Column{{"trigger", "trigger"}, {"attempts", "attempts"}}}
+	for _, tr := range rep.Workload.Triggers {
+		t.Rows = append(t.Rows, []Cell{text(tr.Trigger), count(tr.Attempts)})
+	}
+	return t
+}
+
+// linkageHelp says what each rebuild rule means, for --explain.
+var linkageHelp = map[string]string{
+	"grpc":           "gRFC A72 Sent.* call span over Attempt.* spans",
+	"orphan":         "attempts whose parent span was never exported, grouped under it",
+	"split_inferred": "attempts in traces of their own joined by the dump's retry signature (statuses retried, backoff gaps per attempt, attempt cap, background rate on the target); doubtful joins widen the plausible ranges",
+	"wrapped":        "an SDK/GenAI client span over transport attempts; application loops, re-sends included",
+	"explicit":       "retryscope.request.id / retryscope.attempt attributes",
+	"header":         "captured x-stainless-retry-count, amz-sdk-*, x-envoy-attempt-count headers",
+	"resend":         "http.request.resend_count or Envoy's retry.count on sibling attempts",
+	"parent":         "one chain of sibling attempts under a span, no counter",
+	"single":         "a lone attempt with no logical span around it",
+}
+
+func (rep *Report) linkageTable() Table {
+	t := Table{Title: "Requests by linkage rule", Labels: 1, Columns: []Column{{"rule", "rule"}, {"requests", "requests"},
+		{"retried", "retried"}, {"inferred", "inferred"}, {"inferred_share", "inferred share"}}}
+	for _, l := range rep.Linkage {
+		t.Rows = append(t.Rows, []Cell{text(l.Linkage), count(l.Requests), count(l.Retried), count(l.Inferred),
+			value(Share, l.InferredShare)})
+		t.Notes = append(t.Notes, fmt.Sprintf("%s: %s; for example request %s", l.Linkage, linkageHelp[l.Linkage], l.Example))
+	}
+	t.Notes = append(t.Notes, "see one: SELECT * FROM attempts WHERE request_id = '<example>' ORDER BY ordinal")
+	return t
+}
+
+// baselineTables are the added latency per kind, and the workload figures
+// with each kind's method and flags.
+func baselineTables(blocks []baseline.Block) []Table {
+	added := Table{Title: "Baselines: latency added per retried request (L_retry - L0)", Labels: 3,
+		Columns: []Column{{"baseline", "baseline"}, {"provenance", "provenance"}, {"figure", "figure"}, {"n", "n"},
+			{"n_without_baseline", "no L0"}, {"mean", "mean"}, {"p50", "p50"}, {"p95", "p95"}, {"p99", "p99"}}}
+	whole := Table{Title: "Baselines: the whole workload", Labels: 2,
+		Columns: []Column{{"baseline", "baseline"}, {"provenance", "provenance"}, {"workload_amplification", "E[L]/E[L0]"},
+			{"retry_rate", "P(R)"}, {"expected_added_ms_per_request", "P(R)·E[ΔL|R]"}}}
+	for _, b := range blocks {
+		for _, f := range []struct {
+			name string
+			unit Unit
+			s    model.Summary
+		}{{"added", SignedMs, b.AddedLatencyMs}, {"ratio", Times, b.Ratio}} {
+			added.Rows = append(added.Rows, []Cell{text(b.Kind), text(b.Provenance), text(f.name), count(b.N),
+				count(b.NWithoutBaseline), maybe(f.unit, f.s.Mean), pct(f.unit, f.s, 50), pct(f.unit, f.s, 95), pct(f.unit, f.s, 99)})
+		}
+		whole.Rows = append(whole.Rows, []Cell{text(b.Kind), text(b.Provenance), maybe(Times, b.WorkloadAmplification),
+			maybe(Share, b.RetryRate), maybe(SignedMs, b.ExpectedAddedMsPerRequest)})
+		if b.Method != "" {
+			whole.Notes = append(whole.Notes, b.Kind+" method: "+b.Method)
+		}
+		for _, f := range b.Flags {
+			whole.Notes = append(whole.Notes, b.Kind+" flag: "+f)
+		}
+	}
+	added.Notes = []string{"a ratio below 1 asks for the baseline to be reviewed; it is not a win"}
+	return []Table{added, whole}
+}
+
+// SegmentTable is the segments as one wide table, the whole first: CSV
+// writes all of it, the other formats its groups.
+func (rep *Report) SegmentTable() Table {
+	t := Table{Title: "Segments"}
+	dims := rep.SegmentBy
+	if len(dims) == 0 {
+		dims = []string{"segment"}
+	}
+	t.Labels = len(dims)
+	total := rep.Workload.Measures
+	if rep.SegmentsTotal != nil {
+		total = *rep.SegmentsTotal
+	}
+	labels := make([]string, len(dims))
+	labels[0] = "(all requests)"
+	t.Rows = append(t.Rows, rep.segmentRow(&t, labels, false, 0, &total, true))
+	for i := range rep.Segments {
+		s := &rep.Segments[i]
+		t.Rows = append(t.Rows, rep.segmentRow(&t, s.Values, s.RolledUp, s.Cohorts, &s.Measures, false))
+	}
+	t.Groups = rep.segmentGroups()
+	t.Notes = []string{"percentiles: " + model.PercentileDefinition + "; - marks no observations.",
+		"Δ and × compare retried requests' p99 with all requests'; retr: retried requests; 1st/2nd: attempt elapsed, retried requests.",
+		fmt.Sprintf("(other) pools cohorts under %d requests; none is dropped.", rep.settings.minCohort)}
+	for _, n := range rep.Notes {
+		t.Notes = append(t.Notes, "Note: "+n)
+	}
+	return t
+}
+
+// dists are the distributions of a segment row, by key prefix.
+var dists = []struct {
+	key string
+	get func(m *segment.Measures) model.Summary
+}{
+	{"latency_all", func(m *segment.Measures) model.Summary { return m.LatencyMs.All }},
+	{"latency_retried", func(m *segment.Measures) model.Summary { return m.LatencyMs.Retried }},
+	{"first_attempt_all", func(m *segment.Measures) model.Summary { return m.FirstAttemptMs.All }},
+	{"first_attempt_retried", func(m *segment.Measures) model.Summary { return m.FirstAttemptMs.Retried }},
+	{"second_attempt", func(m *segment.Measures) model.Summary { return m.SecondAttemptMs }},
+	{"ttft_all", func(m *segment.Measures) model.Summary { return m.TTFTMs.All }},
+	{"ttft_retried", func(m *segment.Measures) model.Summary { return m.TTFTMs.Retried }},
+	{"generation_all", func(m *segment.Measures) model.Summary { return m.GenerationMs.All }},
+	{"generation_retried", func(m *segment.Measures) model.Summary { return m.GenerationMs.Retried }},
+	{"stream_total_all", func(m *segment.Measures) model.Summary { return m.StreamTotalMs.All }},
+	{"stream_total_retried", func(m *segment.Measures) model.Summary { return m.StreamTotalMs.Retried }},
+	{"added", func(m *segment.Measures) model.Summary {
+		if m.AddedLatency == nil {
+			return model.Summary{}
+		}
+		return m.AddedLatency.Ms
+	}},
+}
+
+// segmentRow is one row of the segment table; whole marks the row of
+// every request, which alone carries the plausible ranges.
+func (rep *Report) segmentRow(t *Table, labels []string, rolledUp bool, cohorts int, m *segment.Measures, whole bool) []Cell {
+	r := row{cols: &t.Columns, first: whole}
+	for i, l := range labels {
+		key := "segment"
+		if len(rep.SegmentBy) > 0 {
+			key = rep.SegmentBy[i]
+		}
+		r.add(key, key, text(l))
+	}
+	r.add("rolled_up", "rolled up", text(fmt.Sprint(rolledUp)))
+	r.add("cohorts", "cohorts", count(cohorts))
+	r.add("logical_requests", "requests", count(m.LogicalRequests))
+	r.add("attempts", "attempts", count(m.Attempts))
+	r.add("amplification", "amp", perRequest(Times, m.Amplification, m.LogicalRequests))
+	r.add("retry_rate", "retried", perRequest(Share, m.RetryRate, m.LogicalRequests))
+	r.add("retry_success_rate", "rescued", maybe(Share, m.RetrySuccessRate))
+	r.add("final_failure_rate", "failed", perRequest(Share, m.FinalFailureRate, m.LogicalRequests))
+	r.add("retried_requests", "retried requests", count(m.Retried))
+	r.add("rescued_requests", "rescued requests", count(m.Rescued))
+	r.add("failed_requests", "failed requests", count(m.Failed))
+	r.add("duplicated_attempts", "dup attempts", count(m.DuplicatedAttempts))
+	r.add("duplicated_attempt_ms", "dup time", value(Ms, m.DuplicatedAttemptMs))
+	r.add("duplicated_input_tokens", "dup in tok", count(m.DuplicatedInputTokens))
+	r.add("duplicated_output_tokens", "dup out tok", count(m.DuplicatedOutputTokens))
+	r.add("hidden_work_ms", "hidden work", value(Ms, m.HiddenWorkMs))
+	r.add("hidden_output_tokens", "hidden tok", count(m.HiddenOutputTokens))
+	var mv *segment.Movement = m.TailMovement.P99
+	if mv != nil {
+		r.add("tail_p99_ms", "Δp99", value(SignedMs, mv.Ms))
+		r.add("tail_p99_ratio", "×p99", value(Times, mv.Ratio))
+	} else {
+		r.add("tail_p99_ms", "Δp99", Cell{Unit: SignedMs, Missing: true})
+		r.add("tail_p99_ratio", "×p99", Cell{Unit: Times, Missing: true})
+	}
+	a := segment.AddedLatency{}
+	if m.AddedLatency != nil {
+		a = *m.AddedLatency
+	}
+	r.add("baseline", "baseline", text(a.Kind))
+	r.add("added_missing", "missing", count(a.Missing))
+	r.add("added_per_request_ms", "per req", maybe(SignedMs, a.PerRequestMs))
+	for _, d := range dists {
+		s := d.get(m)
+		unit := Ms
+		if d.key == "added" {
+			unit = SignedMs
+		}
+		r.add(d.key+"_n", "n", count(s.N))
+		r.add(d.key+"_mean_ms", "mean", maybe(unit, s.Mean))
+		for _, p := range []int{50, 95, 99} {
+			r.add(fmt.Sprintf("%s_p%d_ms", d.key, p), fmt.Sprintf("p%d", p), pct(unit, s, p))
+		}
+		r.add(d.key+"_p95_ci", "p95 CI", ci(s, 95))
+		r.add(d.key+"_p99_ci", "p99 CI", ci(s, 99))
+	}
+	w := rep.Workload.Ranges
+	for _, f := range []struct {
+		key string
+		r   model.Range
+	}{{"logical_requests", w.LogicalRequests}, {"amplification", w.Amplification}, {"retry_rate", w.RetryRate},
+		{"retry_success_rate", w.RetrySuccessRate}, {"final_failure_rate", w.FinalFailureRate}} {
+		c := Cell{Unit: Number, V: f.r[0], Hi: f.r[1], Range: true, Missing: !whole || rep.SegmentsTotal != nil}
+		r.add(f.key+"_range", "plausible range", c)
+	}
+	return r.cells
+}
+
+// segmentGroups are the narrower tables text, Markdown and HTML show of
+// the segment table.
+func (rep *Report) segmentGroups() []Group {
+	g := func(title string, kh ...string) Group {
+		var out Group
+		out.Title = title
+		for i := 0; i < len(kh); i += 2 {
+			out.Keys = append(out.Keys, kh[i])
+			out.Heads = append(out.Heads, kh[i+1])
+		}
+		return out
+	}
+	by := strings.Join(rep.SegmentBy, ", ")
+	groups := []Group{
+		g("Segments by "+by+": retries and the tail", "logical_requests", "requests", "amplification", "amp",
+			"retry_rate", "retried", "retry_success_rate", "rescued", "final_failure_rate", "failed",
+			"latency_all_p99_ms", "p99 all", "latency_retried_p99_ms", "p99 retr", "tail_p99_ms", "Δp99", "tail_p99_ratio", "×p99"),
+		g("Segments by "+by+": latency", "latency_all_p50_ms", "p50 all", "latency_all_p95_ms", "p95 all",
+			"latency_retried_p50_ms", "p50 retr", "latency_retried_p95_ms", "p95 retr",
+			"first_attempt_retried_p50_ms", "1st p50", "first_attempt_retried_p95_ms", "1st p95",
+			"second_attempt_p50_ms", "2nd p50", "second_attempt_p95_ms", "2nd p95"),
+	}
+	w := &rep.Workload
+	if w.TTFTMs.All.N > 0 || w.StreamTotalMs.All.N > 0 {
+		groups = append(groups, g("Segments by "+by+": streams", "ttft_all_p50_ms", "ttft p50", "ttft_all_p99_ms", "ttft p99",
+			"ttft_retried_p95_ms", "ttft p95 r", "generation_all_p50_ms", "gen p50", "generation_all_p99_ms", "gen p99",
+			"stream_total_all_p50_ms", "total p50", "stream_total_all_p99_ms", "total p99"))
+	}
+	groups = append(groups, g("Segments by "+by+": duplicated and hidden work", "duplicated_attempts", "dup att",
+		"duplicated_attempt_ms", "dup time", "duplicated_input_tokens", "dup in tok", "duplicated_output_tokens", "dup out tok",
+		"hidden_work_ms", "hidden", "hidden_output_tokens", "hidden tok"))
+	if kind := rep.settings.baseline; kind != "" {
+		prov := "no provenance"
+		if a := w.AddedLatency; a != nil && len(a.Provenance) > 0 {
+			prov = strings.Join(a.Provenance, "+")
+		}
+		groups = append(groups, g(fmt.Sprintf("Segments by %s: latency added vs baseline %q, retried requests (%s)", by, kind, prov),
+			"added_n", "n", "added_missing", "missing", "added_mean_ms", "mean", "added_p50_ms", "p50",
+			"added_p95_ms", "p95", "added_p99_ms", "p99", "added_per_request_ms", "per req"))
+	}
+	if rep.settings.ci {
+		groups = append(groups, g(fmt.Sprintf("Segments by %s: bootstrap 95%% CI (seed %d, %d resamples)", by, rep.settings.seed, rep.settings.resamples),
+			"latency_all_p95_ci", "p95 all", "latency_all_p99_ci", "p99 all", "latency_retried_p95_ci", "p95 retr",
+			"latency_retried_p99_ci", "p99 retr"))
+	}
+	return groups
+}

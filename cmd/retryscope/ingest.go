@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"runtime/debug"
 	"strings"
 	"time"
-
-	"github.com/spf13/pflag"
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/progress"
@@ -30,87 +26,7 @@ const ingestExamples = `
   zcat traces.json.gz | retryscope ingest -
 `
 
-// dbFlags are the flags every database command shares.
-type dbFlags struct {
-	path        string
-	memoryLimit string
-	threads     int
-	wait        bool
-}
-
-func (d *dbFlags) register(fs interface {
-	StringVar(*string, string, string, string)
-	IntVar(*int, string, int, string)
-	BoolVar(*bool, string, bool, string)
-}) {
-	fs.StringVar(&d.path, "db", defaultDB, "DuckDB database file, created if missing")
-	fs.StringVar(&d.memoryLimit, "memory-limit", "", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk (default: "+ingestMemoryLimit+" while ingesting, DuckDB's own, 80% of RAM, for the rest)")
-	fs.IntVar(&d.threads, "threads", 0, "DuckDB worker threads (default: one per CPU)")
-	fs.BoolVar(&d.wait, "wait", false, "if another run holds the database, wait for it instead of failing")
-}
-
-// limitFlags bound what one input may cost; ingest and run share them.
-type limitFlags struct {
-	maxDuration  time.Duration
-	maxRecordMiB int64
-	maxDocMiB    int64
-	maxExpansion int64
-}
-
-func (l *limitFlags) register(fs *pflag.FlagSet) {
-	fs.DurationVar(&l.maxDuration, "max-span-duration", ingest.DefaultLimits.MaxDuration, "longest believable span; longer ones are quarantined")
-	fs.Int64Var(&l.maxRecordMiB, "max-record-mib", ingest.DefaultLimits.MaxRecordBytes>>20,
-		fmt.Sprintf("largest record (a JSON line, a framed or raw protobuf message), in MiB, at most %d; larger ones are rejected (record_too_large)", ingest.MaxRecordBytes>>20))
-	fs.Int64Var(&l.maxDocMiB, "max-document-mib", ingest.DefaultLimits.MaxDocumentBytes>>20,
-		"largest multi-line (pretty-printed) JSON document, in MiB without whitespace; larger ones are rejected (document_too_large)")
-	fs.Int64Var(&l.maxExpansion, "max-expansion", ingest.DefaultLimits.MaxExpansion,
-		fmt.Sprintf("most bytes a gzip or zstd file may expand to per compressed byte, beyond its first %d MiB; the rest of a file that expands more is rejected (expansion_limit)", ingest.DefaultLimits.ExpansionFloor>>20))
-}
-
-// check refuses limits that would switch a bound off.
-func (l *limitFlags) check() error {
-	switch {
-	case l.maxDuration <= 0:
-		return fmt.Errorf("--max-span-duration %s: want a positive duration", l.maxDuration)
-	case l.maxRecordMiB <= 0 || l.maxRecordMiB > ingest.MaxRecordBytes>>20:
-		return fmt.Errorf("--max-record-mib %d: want 1 to %d", l.maxRecordMiB, ingest.MaxRecordBytes>>20)
-	case l.maxDocMiB <= 0:
-		return fmt.Errorf("--max-document-mib %d: want a positive number of MiB", l.maxDocMiB)
-	case l.maxDocMiB > ingest.MaxRecordBytes>>20:
-		return fmt.Errorf("--max-document-mib %d: at most %d (the record limit)", l.maxDocMiB, ingest.MaxRecordBytes>>20)
-	case l.maxExpansion <= 0:
-		return fmt.Errorf("--max-expansion %d: want a positive ratio", l.maxExpansion)
-	}
-	return nil
-}
-
-func (l *limitFlags) limits() ingest.Limits {
-	return ingest.Limits{MaxDuration: l.maxDuration, MaxRecordBytes: l.maxRecordMiB << 20, MaxDocumentBytes: l.maxDocMiB << 20,
-		MaxExpansion: l.maxExpansion}
-}
-
-// open opens the database; with --wait it polls while another process
-// holds the file, saying so once on log.
-func (d *dbFlags) open(ctx context.Context, log io.Writer) (*store.Store, error) {
-	said := false
-	for {
-		st, err := store.Open(ctx, d.path, store.Options{MemoryLimit: d.memoryLimit, Threads: d.threads})
-		if err == nil || !d.wait || !errors.Is(err, store.ErrLocked) {
-			return st, err
-		}
-		if !said {
-			fmt.Fprintf(log, "retryscope: %s is held by another process; waiting (--wait)\n", d.path)
-			said = true
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
-}
-
-func runIngest(ctx context.Context, e env, args []string) int {
+func runIngest(ctx context.Context, e env, args []string) error {
 	fs := newFlags("ingest", "ingest [--db FILE] PATH...", ingestExamples)
 	var db dbFlags
 	db.register(fs)
@@ -118,21 +34,21 @@ func runIngest(ctx context.Context, e env, args []string) int {
 	lim.register(fs)
 	workers := fs.Int("workers", 0, "decoding goroutines (default: one per CPU)")
 	quiet := fs.BoolP("quiet", "q", false, "print only rejections and the summary, not a line per file")
-	if code, stop := parseFlags(fs, args, e.stdout, e.stderr); stop {
-		return code
+	if err := parseFlags(fs, args, e.stdout); err != nil {
+		return err
 	}
 	if fs.NArg() == 0 {
-		return usageError(e.stderr, "ingest", fmt.Errorf("ingest needs at least one PATH (a file, directory, glob, or - for stdin)"))
+		return usageErrorf("ingest", "ingest needs at least one PATH (a file, directory, glob, or - for stdin)")
 	}
 	if err := lim.check(); err != nil {
-		return usageError(e.stderr, "ingest", err)
+		return &usageError{"ingest", err}
 	}
 	// The decoded records in flight are short-lived; a soft limit keeps
 	// the Go heap from growing beside DuckDB's own memory limit.
 	debug.SetMemoryLimit(goMemoryLimit)
 	st, err := db.open(ctx, e.stderr)
 	if err != nil {
-		return failure(e.stderr, err)
+		return err
 	}
 	defer st.Close()
 
@@ -142,12 +58,12 @@ func runIngest(ctx context.Context, e env, args []string) int {
 		Exclude: []string{db.path, db.path + ".wal", db.path + ".tmp"},
 	}, *quiet)
 	if err != nil {
-		return failure(e.stderr, err)
+		return err
 	}
 	if _, _, _, _, rejected := sum.Totals(); rejected > 0 {
-		return exitRejected
+		return errRejected
 	}
-	return exitOK
+	return nil
 }
 
 // ingestPaths runs ingest with progress on a terminal and prints the summary.

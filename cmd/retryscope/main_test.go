@@ -33,12 +33,25 @@ func cli(args ...string) *exec.Cmd {
 	return cmd
 }
 
-// runCLI runs the command in-process and returns exit code and output.
-func runCLI(t *testing.T, args ...string) (int, string, string) {
+// runCLI runs the command line in-process, as a user types it, and
+// returns the exit code, stdout and stderr. Every in-process test runs
+// retryscope through it.
+func runCLI(t testing.TB, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// mustRunCLI is runCLI for a step that must succeed: it fails the test
+// unless the command exits 0.
+func mustRunCLI(t testing.TB, args ...string) (stdout, stderr string) {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, args...)
+	if code != exitOK {
+		t.Fatalf("retryscope %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+	}
+	return stdout, stderr
 }
 
 func writeDump(t *testing.T, dir string, files, spansPerFile int) {

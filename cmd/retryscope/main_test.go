@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,5 +160,70 @@ func TestIngestExitCodes(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
+	}
+}
+
+// An error names each step once: a message such as "rebuild requests:
+// rebuild requests: ..." means a callee and its caller both wrapped it
+// with the same noun. A write fails, as on a full disk, at a point in each
+// step of run and of report.
+func TestErrorsNameEachStepOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs retryscope as a process 8 times")
+	}
+	root := t.TempDir()
+	dump := filepath.Join(root, "traces.jsonl")
+	mustRunCLI(t, "gen", "--requests", "40", "-o", dump)
+	ingested := filepath.Join(root, "ingested.duckdb")
+	mustRunCLI(t, "ingest", "--db", ingested, dump)
+	for i, c := range []struct{ cmd, at string }{
+		{"run", "full:ingest.staged:1"},
+		{"run", "full:rebuild.built:1"},
+		{"run", "full:baselines.computed:1"},
+		{"run", "full:derive.recorded:1"},
+		{"run", "full:export.tmp:1"},
+		{"run", "full:report.tmp:1"},
+		{"report", "full:rebuild.built:1"},
+		{"report", "full:baselines.computed:1"},
+	} {
+		dir := filepath.Join(root, fmt.Sprint(i))
+		os.Mkdir(dir, 0o755)
+		args := []string{"run", "--db", "db.duckdb", "--parquet", "parquet", "--report", "report.md", dump}
+		if c.cmd == "report" {
+			copyFile(t, ingested, filepath.Join(dir, "db.duckdb"))
+			args = []string{"report", "--db", "db.duckdb"}
+		}
+		cmd := cli(args...)
+		cmd.Dir = dir
+		cmd.Env = append(cmd.Env, "RETRYSCOPE_CRASH_AT="+c.at)
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != exitFailed {
+			t.Errorf("%s at %s: exit %d, want 1\n%s", c.cmd, c.at, code, out)
+			continue
+		}
+		i := strings.Index(string(out), "retryscope: ")
+		if i < 0 {
+			t.Errorf("%s at %s: no error message\n%s", c.cmd, c.at, out)
+			continue
+		}
+		msg, _, _ := strings.Cut(string(out[i:]), "\n")
+		seen := map[string]bool{}
+		for _, part := range strings.Split(msg, ": ") {
+			if seen[part] {
+				t.Errorf("%s at %s: %q twice in %q", c.cmd, c.at, part, msg)
+			}
+			seen[part] = true
+		}
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,18 +14,48 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/retryscope/retryscope/internal/otlptest"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/storetest"
 )
 
 // TestMain lets the test binary stand in for retryscope in subprocess
-// tests: with RETRYSCOPE_AS_CLI set it runs the command line and exits.
+// tests: with RETRYSCOPE_AS_CLI set it runs the command line and exits,
+// and scripts run it as the command retryscope.
 func TestMain(m *testing.M) {
 	if os.Getenv("RETRYSCOPE_AS_CLI") == "1" {
-		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		main()
 	}
-	os.Exit(m.Run())
+	testscript.Main(m, map[string]func(){"retryscope": main})
+}
+
+// TestScripts runs testdata/script/*.txtar: the command line as a user
+// types it. "exitcode N cmd args..." runs cmd and wants it to exit N.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) < 2 {
+					ts.Fatalf("usage: exitcode N command [args...]")
+				}
+				err := ts.Exec(args[1], args[2:]...)
+				code := 0
+				var exit *exec.ExitError
+				if errors.As(err, &exit) {
+					code = exit.ExitCode()
+				} else if err != nil {
+					ts.Fatalf("%s: %v", args[1], err)
+				}
+				if fmt.Sprint(code) != args[0] {
+					ts.Fatalf("%s exited %d, want %s", args[1], code, args[0])
+				}
+			},
+		},
+	})
 }
 
 // cli starts retryscope as a real process.

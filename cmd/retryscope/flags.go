@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/store"
 )
 
@@ -87,44 +86,4 @@ func (d *dbFlags) open(ctx context.Context, log io.Writer) (*store.Store, error)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-}
-
-// limitFlags bound what one input may cost; ingest and run share them.
-type limitFlags struct {
-	maxDuration  time.Duration
-	maxRecordMiB int64
-	maxDocMiB    int64
-	maxExpansion int64
-}
-
-func (l *limitFlags) register(fs *pflag.FlagSet) {
-	fs.DurationVar(&l.maxDuration, "max-span-duration", ingest.DefaultLimits.MaxDuration, "longest believable span; longer ones are quarantined")
-	fs.Int64Var(&l.maxRecordMiB, "max-record-mib", ingest.DefaultLimits.MaxRecordBytes>>20,
-		fmt.Sprintf("largest record (a JSON line, a framed or raw protobuf message), in MiB, at most %d; larger ones are rejected (record_too_large)", ingest.MaxRecordBytes>>20))
-	fs.Int64Var(&l.maxDocMiB, "max-document-mib", ingest.DefaultLimits.MaxDocumentBytes>>20,
-		"largest multi-line (pretty-printed) JSON document, in MiB without whitespace; larger ones are rejected (document_too_large)")
-	fs.Int64Var(&l.maxExpansion, "max-expansion", ingest.DefaultLimits.MaxExpansion,
-		fmt.Sprintf("most bytes a gzip or zstd file may expand to per compressed byte, beyond its first %d MiB; the rest of a file that expands more is rejected (expansion_limit)", ingest.DefaultLimits.ExpansionFloor>>20))
-}
-
-// check refuses limits that would switch a bound off.
-func (l *limitFlags) check() error {
-	switch {
-	case l.maxDuration <= 0:
-		return fmt.Errorf("--max-span-duration %s: want a positive duration", l.maxDuration)
-	case l.maxRecordMiB <= 0 || l.maxRecordMiB > ingest.MaxRecordBytes>>20:
-		return fmt.Errorf("--max-record-mib %d: want 1 to %d", l.maxRecordMiB, ingest.MaxRecordBytes>>20)
-	case l.maxDocMiB <= 0:
-		return fmt.Errorf("--max-document-mib %d: want a positive number of MiB", l.maxDocMiB)
-	case l.maxDocMiB > ingest.MaxRecordBytes>>20:
-		return fmt.Errorf("--max-document-mib %d: at most %d (the record limit)", l.maxDocMiB, ingest.MaxRecordBytes>>20)
-	case l.maxExpansion <= 0:
-		return fmt.Errorf("--max-expansion %d: want a positive ratio", l.maxExpansion)
-	}
-	return nil
-}
-
-func (l *limitFlags) limits() ingest.Limits {
-	return ingest.Limits{MaxDuration: l.maxDuration, MaxRecordBytes: l.maxRecordMiB << 20, MaxDocumentBytes: l.maxDocMiB << 20,
-		MaxExpansion: l.maxExpansion}
 }

@@ -30,8 +30,8 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	fs := newFlags("ingest", "ingest [--db FILE] PATH...", ingestExamples)
 	var db dbFlags
 	db.register(fs)
-	var lim limitFlags
-	lim.register(fs)
+	var lim ingest.Limits
+	checkLimits := lim.RegisterFlags(fs)
 	workers := fs.Int("workers", 0, "decoding goroutines (default: one per CPU)")
 	quiet := fs.BoolP("quiet", "q", false, "print only rejections and the summary, not a line per file")
 	if err := parseFlags(fs, args, e.stdout); err != nil {
@@ -40,7 +40,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	if fs.NArg() == 0 {
 		return usageErrorf("ingest", "ingest needs at least one PATH (a file, directory, glob, or - for stdin)")
 	}
-	if err := lim.check(); err != nil {
+	if err := checkLimits(); err != nil {
 		return &usageError{"ingest", err}
 	}
 	// The decoded records in flight are short-lived; a soft limit keeps
@@ -53,7 +53,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	defer st.Close()
 
 	sum, err := ingestPaths(ctx, st, db, fs.Args(), e, ingest.Options{
-		Limits:  lim.limits(),
+		Limits:  lim,
 		Workers: *workers,
 		Exclude: []string{db.path, db.path + ".wal", db.path + ".tmp"},
 	}, *quiet)

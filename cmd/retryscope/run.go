@@ -25,8 +25,8 @@ func runRun(ctx context.Context, e env, args []string) error {
 	parquetDir := fs.String("parquet", "", "write Parquet files under DIR (requests, attempts, baselines, daily; one folder per day)")
 	keep := fs.String("keep", "", "drop data older than this (e.g. 30d, 12h); default keeps everything")
 	nowFlag := fs.String("now", "", "the time --keep counts back from, RFC 3339 (default: the clock; for backfills and tests)")
-	var lim limitFlags
-	lim.register(fs)
+	var lim ingest.Limits
+	checkLimits := lim.RegisterFlags(fs)
 	var rep reportFlags
 	rep.register(fs, "report")
 	var rb rebuildFlags
@@ -56,7 +56,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 	if err := rep.check(); err != nil {
 		return &usageError{"run", err}
 	}
-	if err := lim.check(); err != nil {
+	if err := checkLimits(); err != nil {
 		return &usageError{"run", err}
 	}
 	rb.splitSet = fs.Changed("split-window")
@@ -77,7 +77,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 	}
 
 	sum, err := ingestPaths(ctx, st, db, fs.Args(), e, ingest.Options{
-		Limits:  lim.limits(),
+		Limits:  lim,
 		Exclude: []string{db.path, db.path + ".wal", db.path + ".tmp"},
 	}, true)
 	if err != nil {

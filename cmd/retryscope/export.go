@@ -16,6 +16,7 @@ attempts, baselines and daily; read them all with one glob, e.g. in DuckDB:
   SELECT * FROM read_parquet('parquet/requests/*/*.parquet', hive_partitioning = true)
 `
 
+// runExport is "retryscope export".
 func runExport(ctx context.Context, e env, args []string) error {
 	fs := newFlags("export", "export [--db FILE] --parquet DIR", exportExamples)
 	var db dbFlags

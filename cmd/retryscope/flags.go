@@ -56,11 +56,7 @@ type dbFlags struct {
 	wait        bool
 }
 
-func (d *dbFlags) register(fs interface {
-	StringVar(*string, string, string, string)
-	IntVar(*int, string, int, string)
-	BoolVar(*bool, string, bool, string)
-}) {
+func (d *dbFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&d.path, "db", defaultDB, "DuckDB database file, created if missing")
 	fs.StringVar(&d.memoryLimit, "memory-limit", "", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk (default: "+ingestMemoryLimit+" while ingesting, DuckDB's own, 80% of RAM, for the rest)")
 	fs.IntVar(&d.threads, "threads", 0, "DuckDB worker threads (default: one per CPU)")

@@ -16,6 +16,7 @@ const genExamples = `
   retryscope gen --experiment 0.3 --counterfactual -o experiment.jsonl
 `
 
+// runGen is "retryscope gen".
 func runGen(_ context.Context, e env, args []string) error {
 	fs := newFlags("gen", "gen [flags] -o FILE\n\nSimulate clients retrying against servers that slow down under load, and\nwrite the traces they would export together with the truth: every logical\nrequest, its attempts, triggers and latency decomposition, as JSON.", genExamples)
 	cfg := gen.DefaultConfig()

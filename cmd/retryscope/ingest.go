@@ -26,6 +26,7 @@ const ingestExamples = `
   zcat traces.json.gz | retryscope ingest -
 `
 
+// runIngest is "retryscope ingest".
 func runIngest(ctx context.Context, e env, args []string) error {
 	fs := newFlags("ingest", "ingest [--db FILE] PATH...", ingestExamples)
 	var db dbFlags

@@ -18,6 +18,7 @@ const runExamples = `
   15 2 * * * cd /srv/retryscope && retryscope run --wait --keep 30d --parquet parquet --report report.html dumps/ || echo "exit $?"
 `
 
+// runRun is "retryscope run".
 func runRun(ctx context.Context, e env, args []string) error {
 	fs := newFlags("run", "run [--db FILE] [--parquet DIR] [--report FILE] PATH...\n\nIngests what is new under PATH, brings requests and baselines up to date, writes\nParquet (with --parquet) and the report (to --report FILE, else to stdout).\nThe report covers the requests this run added or changed, so a night costs\nwhat the night holds; --since/--until choose another window, and\n'retryscope report' covers the whole database.", runExamples)
 	var db dbFlags

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"strings"
-	"time"
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/progress"
@@ -80,10 +78,7 @@ func ingestPaths(ctx context.Context, st *store.Store, db dbFlags, paths []strin
 	}
 	line := progress.New(e.stderr)
 	opt.Stdin = e.stdin
-	opt.Log = line
-	if quiet {
-		opt.Log = rejectionsOnly{line}
-	}
+	opt.Log, opt.Quiet = line, quiet
 	opt.Progress = func(path string, read, size, spans int64) {
 		line.Set(progress.Bar(path, read, size, fmt.Sprintf("%d spans", spans)))
 	}
@@ -96,37 +91,6 @@ func ingestPaths(ctx context.Context, st *store.Store, db dbFlags, paths []strin
 	if err != nil {
 		return sum, err
 	}
-	fmt.Fprintln(e.stderr, summaryLine(sum, stored))
+	fmt.Fprintln(e.stderr, sum.Line(stored))
 	return sum, nil
-}
-
-func summaryLine(sum ingest.Summary, stored int64) string {
-	ingested, skipped, spans, spansNew, rejected := sum.Totals()
-	var b strings.Builder
-	fmt.Fprintf(&b, "ingest: %d files read, %d skipped as already ingested; %d spans (%d new), %d in the database",
-		ingested, skipped, spans, spansNew, stored)
-	if secs := sum.Elapsed.Seconds(); secs > 0 && spans > 0 {
-		fmt.Fprintf(&b, "; %.1fs, %.0f spans/s", secs, float64(spans)/secs)
-	} else {
-		fmt.Fprintf(&b, "; %s", sum.Elapsed.Round(time.Millisecond))
-	}
-	if rejected > 0 {
-		var parts []string
-		for _, r := range ingest.SortedReasons(sum.Rejected) {
-			parts = append(parts, fmt.Sprintf("%s %d", r, sum.Rejected[r]))
-		}
-		fmt.Fprintf(&b, "\ningest: %d rejected (%s); see the ingest_errors table", rejected, strings.Join(parts, ", "))
-	}
-	return b.String()
-}
-
-// rejectionsOnly passes through the log lines that report a problem.
-type rejectionsOnly struct{ w *progress.Line }
-
-func (r rejectionsOnly) Write(p []byte) (int, error) {
-	s := string(p)
-	if strings.Contains(s, " spans (") || strings.Contains(s, ": skipped, ") {
-		return len(p), nil
-	}
-	return r.w.Write(p)
 }

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/storetest"
 	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 // expectedFixture is testdata/fixtures/*/expected.json (see the README there).

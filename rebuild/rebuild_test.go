@@ -14,9 +14,9 @@ import (
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/gentest"
-	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 // rebuilt is one row of the requests table, as the tests compare it.

@@ -55,7 +55,8 @@ func runIngest(ctx context.Context, e env, args []string) error {
 		Limits:  lim,
 		Workers: *workers,
 		Exclude: []string{db.path, db.path + ".wal", db.path + ".tmp"},
-	}, *quiet)
+		Quiet:   *quiet,
+	})
 	if err != nil {
 		return err
 	}
@@ -66,7 +67,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 }
 
 // ingestPaths runs ingest with progress on a terminal and prints the summary.
-func ingestPaths(ctx context.Context, st *store.Store, db dbFlags, paths []string, e env, opt ingest.Options, quiet bool) (ingest.Summary, error) {
+func ingestPaths(ctx context.Context, st *store.Store, db dbFlags, paths []string, e env, opt ingest.Options) (ingest.Summary, error) {
 	// Ingest streams, so a small limit costs little and keeps the process
 	// small; the rebuild and reports that follow get DuckDB's default.
 	if db.memoryLimit == "" {
@@ -78,7 +79,7 @@ func ingestPaths(ctx context.Context, st *store.Store, db dbFlags, paths []strin
 	}
 	line := progress.New(e.stderr)
 	opt.Stdin = e.stdin
-	opt.Log, opt.Quiet = line, quiet
+	opt.Log = line
 	opt.Progress = func(path string, read, size, spans int64) {
 		line.Set(progress.Bar(path, read, size, fmt.Sprintf("%d spans", spans)))
 	}

@@ -80,7 +80,8 @@ func runRun(ctx context.Context, e env, args []string) error {
 	sum, err := ingestPaths(ctx, st, db, fs.Args(), e, ingest.Options{
 		Limits:  lim,
 		Exclude: []string{db.path, db.path + ".wal", db.path + ".tmp"},
-	}, true)
+		Quiet:   true,
+	})
 	if err != nil {
 		return fail(err)
 	}

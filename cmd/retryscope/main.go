@@ -54,7 +54,7 @@ func commands() []command {
 // run is the whole program; main only wires the process to it. It is the
 // one place that prints an error and chooses the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	if len(args) == 0 { // the usage answers, but a script that forgot the command fails
 		usage(stdout)
 		return exitUsage
 	}

@@ -285,13 +285,13 @@ func Compute(ctx context.Context, st *store.Store, opt Options) error {
 	// transaction; and DuckDB joins a table created inside the open
 	// transaction about ten times slower than a committed one.
 	if err := opt.input().exec(ctx, st); err != nil {
-		return fmt.Errorf("baselines: read requests: %w", err)
+		return fmt.Errorf("read requests: %w", err)
 	}
 	defer st.Conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS baseline_input")
 	return st.Tx(ctx, func() error {
 		if partial {
 			if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_keep")); err != nil {
-				return fmt.Errorf("baselines: keep the unchanged rows: %w", err)
+				return fmt.Errorf("keep the unchanged rows: %w", err)
 			}
 		}
 		steps := opt.steps()
@@ -300,12 +300,12 @@ func Compute(ctx context.Context, st *store.Store, opt Options) error {
 				opt.Progress(s.what, i+1, len(steps))
 			}
 			if err := s.exec(ctx, st); err != nil {
-				return fmt.Errorf("baselines: %s: %w", s.what, err)
+				return fmt.Errorf("%s: %w", s.what, err)
 			}
 		}
 		if partial {
 			if err := st.ExecScript(ctx, "baseline_merge", opt.targetFrom, opt.targetTo); err != nil {
-				return fmt.Errorf("baselines: merge the recomputed rows: %w", err)
+				return fmt.Errorf("merge the recomputed rows: %w", err)
 			}
 		}
 		return nil

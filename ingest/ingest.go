@@ -34,6 +34,9 @@ type Options struct {
 	Workers int
 	// Log receives a line per file and one per rejected record.
 	Log io.Writer
+	// Quiet leaves the line per file read or skipped out of Log, so that
+	// it says only what was rejected.
+	Quiet bool
 	// Progress, if set, is told how far into the current file the run is.
 	Progress func(path string, read, size int64, spans int64)
 	// Stdin is read for the path "-".
@@ -115,6 +118,28 @@ func Run(ctx context.Context, st *store.Store, paths []string, opt Options) (Sum
 	return sum, nil
 }
 
+// Line says what the run did, for a log, given the spans now in the
+// database; a second line totals the rejections, if any.
+func (s Summary) Line(stored int64) string {
+	ingested, skipped, spans, spansNew, rejected := s.Totals()
+	var b strings.Builder
+	fmt.Fprintf(&b, "ingest: %d files read, %d skipped as already ingested; %d spans (%d new), %d in the database",
+		ingested, skipped, spans, spansNew, stored)
+	if secs := s.Elapsed.Seconds(); secs > 0 && spans > 0 {
+		fmt.Fprintf(&b, "; %.1fs, %.0f spans/s", secs, float64(spans)/secs)
+	} else {
+		fmt.Fprintf(&b, "; %s", s.Elapsed.Round(time.Millisecond))
+	}
+	if rejected > 0 {
+		var parts []string
+		for _, r := range SortedReasons(s.Rejected) {
+			parts = append(parts, fmt.Sprintf("%s %d", r, s.Rejected[r]))
+		}
+		fmt.Fprintf(&b, "\ningest: %d rejected (%s); see the ingest_errors table", rejected, strings.Join(parts, ", "))
+	}
+	return b.String()
+}
+
 func (s *Summary) add(r FileResult) {
 	s.Files = append(s.Files, r)
 	for k, v := range r.Rejected {
@@ -139,7 +164,7 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 			return res, err
 		} else if ok {
 			res.Skipped = "already ingested as " + prev
-			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", shown(path), res.Skipped)
+			res.logSkipped(opt)
 			return res, nil
 		}
 	}
@@ -161,7 +186,7 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 		} else if ok {
 			tx.Rollback()
 			res = FileResult{Path: path, Skipped: "already ingested as " + prev}
-			fmt.Fprintf(opt.Log, "%s: skipped, %s\n", shown(path), res.Skipped)
+			res.logSkipped(opt)
 			return res, nil
 		}
 	}
@@ -186,8 +211,16 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 			shown(path), tx.Conflicts)
 	}
 	res.Elapsed = time.Since(start)
-	fmt.Fprintf(opt.Log, "%s\n", res.line())
+	if !opt.Quiet {
+		fmt.Fprintf(opt.Log, "%s\n", res.line())
+	}
 	return res, nil
+}
+
+func (r FileResult) logSkipped(opt Options) {
+	if !opt.Quiet {
+		fmt.Fprintf(opt.Log, "%s: skipped, %s\n", shown(r.Path), r.Skipped)
+	}
 }
 
 // rejectWhole records a problem with a file as a whole.

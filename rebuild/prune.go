@@ -2,7 +2,6 @@ package rebuild
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/retryscope/retryscope/internal/store"
 )
@@ -21,7 +20,7 @@ func Prune(ctx context.Context, st *store.Store, cutoffNS int64) (int64, error) 
 	n, err := prune(ctx, st, cutoffNS)
 	if err != nil {
 		st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return 0, fmt.Errorf("prune: %w", err)
+		return 0, err
 	}
 	_, err = st.Conn.ExecContext(ctx, "COMMIT")
 	return n, err

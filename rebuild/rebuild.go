@@ -222,7 +222,7 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 		err = crashpoint.Hit("rebuild.built")
 	}
 	if err != nil {
-		return stats, fmt.Errorf("rebuild requests: %w", err)
+		return stats, err
 	}
 	stats.Cycles = len(cuts)
 	src, err := sourceCounts(ctx, st.Conn)

@@ -51,16 +51,21 @@ func (rep *Report) heading() []string {
 
 // WriteText writes every table aligned for a terminal, Width columns wide.
 func WriteText(w io.Writer, rep *Report) error {
-	var b strings.Builder
-	b.WriteString("retryscope report\n")
+	var head []string
 	for _, l := range rep.heading() {
-		for _, l := range wrap(l, Width) {
-			b.WriteString(l + "\n")
-		}
+		head = append(head, wrap(l, Width)...)
 	}
+	return writeTables(w, rep, "retryscope report\n"+strings.Join(head, "\n")+"\n", writeAligned)
+}
+
+// writeTables writes head, then each table as the format's table writer
+// lays it out.
+func writeTables(w io.Writer, rep *Report, head string, table func(*strings.Builder, *Table)) error {
+	var b strings.Builder
+	b.WriteString(head)
 	for _, t := range rep.Tables() {
 		for _, v := range t.views() {
-			writeAligned(&b, &v)
+			table(&b, &v)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -139,16 +144,7 @@ func writeAligned(b *strings.Builder, t *Table) {
 
 // WriteMarkdown writes every table as a Markdown table.
 func WriteMarkdown(w io.Writer, rep *Report) error {
-	var b strings.Builder
-	b.WriteString("# retryscope report\n\n")
-	b.WriteString(strings.Join(rep.heading(), "  \n") + "\n")
-	for _, t := range rep.Tables() {
-		for _, v := range t.views() {
-			writeMarkdownTable(&b, &v)
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writeTables(w, rep, "# retryscope report\n\n"+strings.Join(rep.heading(), "  \n")+"\n", writeMarkdownTable)
 }
 
 func writeMarkdownTable(b *strings.Builder, t *Table) {

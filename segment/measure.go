@@ -113,13 +113,14 @@ type stats struct {
 func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 	var m Measures
 	var (
-		lat, latR, ttft, ttftR, first, firstR, second []float64
-		gen, genR, total, totalR, added, ratio        []float64
-		missing                                       int
-		provenance                                    = []string{}
+		lat, ttft, first, gen, total split
+		second, added, ratio         []float64
+		missing                      int
+		provenance                   = []string{}
 	)
 	for _, i := range idx {
 		r := &rows[i]
+		retried := r.retried()
 		m.LogicalRequests++
 		m.Attempts += int64(r.attempts)
 		m.DuplicatedAttempts += int64(r.attempts - 1)
@@ -131,28 +132,21 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		if !r.ok {
 			m.Failed++
 		}
-		lat = append(lat, r.latency)
-		first = append(first, r.first)
+		lat.add(r.latency, retried)
+		first.add(r.first, retried)
 		if r.stream {
-			ttft = append(ttft, r.ttft)
-			gen = append(gen, r.generation)
-			total = append(total, r.latency)
+			ttft.add(r.ttft, retried)
+			gen.add(r.generation, retried)
+			total.add(r.latency, retried)
 		}
-		if !r.retried() {
+		if !retried {
 			continue
 		}
 		m.Retried++
 		if r.ok {
 			m.Rescued++
 		}
-		latR = append(latR, r.latency)
-		firstR = append(firstR, r.first)
 		second = append(second, r.second)
-		if r.stream {
-			ttftR = append(ttftR, r.ttft)
-			genR = append(genR, r.generation)
-			totalR = append(totalR, r.latency)
-		}
 		if s.baseline == "" {
 			continue
 		}
@@ -178,12 +172,12 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		v := float64(m.Rescued) / float64(m.Retried)
 		m.RetrySuccessRate = &v
 	}
-	m.LatencyMs = Split{s.dist(lat, label+"/latency"), s.dist(latR, label+"/latency/retried")}
-	m.TTFTMs = Split{s.dist(ttft, ""), s.dist(ttftR, "")}
-	m.FirstAttemptMs = Split{s.dist(first, ""), s.dist(firstR, "")}
+	m.LatencyMs = s.split(lat, label+"/latency")
+	m.TTFTMs = s.split(ttft, "")
+	m.FirstAttemptMs = s.split(first, "")
 	m.SecondAttemptMs = s.dist(second, "")
-	m.GenerationMs = Split{s.dist(gen, ""), s.dist(genR, "")}
-	m.StreamTotalMs = Split{s.dist(total, ""), s.dist(totalR, "")}
+	m.GenerationMs = s.split(gen, "")
+	m.StreamTotalMs = s.split(total, "")
 	m.TailMovement = TailMovement{
 		P95: movement(m.LatencyMs.All.P95, m.LatencyMs.Retried.P95),
 		P99: movement(m.LatencyMs.All.P99, m.LatencyMs.Retried.P99),
@@ -204,6 +198,26 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		m.AddedLatency = a
 	}
 	return m
+}
+
+// split collects a quantity over all requests and over retried ones.
+type split struct{ all, retried []float64 }
+
+func (v *split) add(x float64, retried bool) {
+	v.all = append(v.all, x)
+	if retried {
+		v.retried = append(v.retried, x)
+	}
+}
+
+// split summarises v; ciLabel (when not empty) seeds the bootstraps of
+// both sides.
+func (s *stats) split(v split, ciLabel string) Split {
+	retriedLabel := ""
+	if ciLabel != "" {
+		retriedLabel = ciLabel + "/retried"
+	}
+	return Split{s.dist(v.all, ciLabel), s.dist(v.retried, retriedLabel)}
 }
 
 func movement(all, retried *float64) *Movement {

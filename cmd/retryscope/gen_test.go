@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"os"
@@ -10,14 +9,8 @@ import (
 	"testing"
 )
 
-func runGenCapture(args ...string) (code int, stdout, stderr string) {
-	var out, errOut bytes.Buffer
-	code = runGen(args, &out, &errOut)
-	return code, out.String(), errOut.String()
-}
-
 func TestGenHelp(t *testing.T) {
-	code, out, errOut := runGenCapture("--help")
+	code, out, errOut := runCLI(t, "gen", "--help")
 	if code != 0 || errOut != "" {
 		t.Fatalf("--help: code %d, stderr %q", code, errOut)
 	}
@@ -40,7 +33,7 @@ func TestGenUsageErrors(t *testing.T) {
 		{"-o", "x", "--no-such-flag"},
 		{"-o", "-", "--truth", "-"},
 	} {
-		code, out, errOut := runGenCapture(args...)
+		code, out, errOut := runCLI(t, append([]string{"gen"}, args...)...)
 		if code != 2 || out != "" || !strings.HasPrefix(errOut, "retryscope: ") || !strings.HasSuffix(errOut, "Try: retryscope gen --help\n") {
 			t.Errorf("gen %q: code %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
@@ -50,7 +43,7 @@ func TestGenUsageErrors(t *testing.T) {
 func TestGenWritesTracesAndTruth(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "t.jsonl")
-	code, _, errOut := runGenCapture("--seed", "7", "--requests", "120", "-o", out)
+	code, _, errOut := runCLI(t, "gen", "--seed", "7", "--requests", "120", "-o", out)
 	if code != 0 {
 		t.Fatalf("code %d: %s", code, errOut)
 	}
@@ -78,7 +71,7 @@ func TestGenWritesTracesAndTruth(t *testing.T) {
 		t.Fatalf("truth: seed %d, %d requests, %v", truth.Seed, len(truth.Requests), err)
 	}
 
-	code, stdout, _ := runGenCapture("--seed", "7", "--requests", "120", "-o", "-")
+	code, stdout, _ := runCLI(t, "gen", "--seed", "7", "--requests", "120", "-o", "-")
 	if code != 0 || stdout != string(traces) {
 		t.Error("-o - did not write the same traces to stdout")
 	}
@@ -87,7 +80,7 @@ func TestGenWritesTracesAndTruth(t *testing.T) {
 func TestGenProto(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "t.bin")
-	if code, _, errOut := runGenCapture("--requests", "60", "--format", "proto", "-o", out, "--truth", filepath.Join(dir, "truth.json")); code != 0 {
+	if code, _, errOut := runCLI(t, "gen", "--requests", "60", "--format", "proto", "-o", out, "--truth", filepath.Join(dir, "truth.json")); code != 0 {
 		t.Fatalf("code %d: %s", code, errOut)
 	}
 	b, err := os.ReadFile(out)

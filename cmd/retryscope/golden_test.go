@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"flag"
 	"fmt"
@@ -71,21 +70,17 @@ func runScenario(t *testing.T, root, dir string) map[string][]byte {
 		t.Fatal(err)
 	}
 	for _, c := range cmds[:len(cmds)-1] {
-		var stdout, stderr bytes.Buffer
-		if code := run(context.Background(), c, strings.NewReader(""), &stdout, &stderr); code != exitOK && code != exitRejected {
-			t.Fatalf("%s: exit %d\n%s", strings.Join(c, " "), code, stderr.String())
+		if code, _, stderr := runCLI(t, c...); code != exitOK && code != exitRejected {
+			t.Fatalf("%s: exit %d\n%s", strings.Join(c, " "), code, stderr)
 		}
 	}
 	out := map[string][]byte{}
 	for _, f := range goldenFormats {
 		args := append(append([]string(nil), cmds[len(cmds)-1]...), "--format", f.format)
-		var stdout, stderr bytes.Buffer
-		if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != exitOK {
-			t.Fatalf("%s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
-		}
-		out[f.format] = stdout.Bytes()
+		stdout, _ := mustRunCLI(t, args...)
+		out[f.format] = []byte(stdout)
 		if f.format == "html" {
-			out[f.format] = normalizeHTML(stdout.Bytes())
+			out[f.format] = normalizeHTML(out[f.format])
 		}
 	}
 	return out

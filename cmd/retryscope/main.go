@@ -5,14 +5,122 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/spf13/pflag"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	// The handler lives as long as the process, so it is never stopped.
+	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
+
+// Exit codes, as SPEC §10 fixes them.
+const (
+	exitOK       = 0
+	exitFailed   = 1
+	exitUsage    = 2
+	exitRejected = 3
+)
+
+// env is what a subcommand may touch: no globals, so tests call run.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"run", "the nightly job: ingest what is new, rebuild, export Parquet, write the report", runRun},
+		{"ingest", "load OTLP trace exports into the database", runIngest},
+		{"report", "print what retries cost: amplification, rates, latency tails", runReport},
+		{"export", "write the derived tables as Parquet for notebooks", runExport},
+		{"gen", "write synthetic traces with a known truth", runGen},
+	}
+}
+
+// run is the whole program; main only wires the process to it. It is the
+// one place that prints an error and chooses the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 { // the usage answers, but a script that forgot the command fails
+		usage(stdout)
+		return exitUsage
+	}
+	err := dispatch(ctx, env{stdin: stdin, stdout: stdout, stderr: stderr}, args)
+	var usageErr *usageError
+	switch {
+	case err == nil, errors.Is(err, pflag.ErrHelp):
+		return exitOK
+	case errors.Is(err, errRejected):
+		return exitRejected
+	case errors.As(err, &usageErr):
+		fmt.Fprintf(stderr, "retryscope: %v\n", err)
+		if usageErr.cmd == "" {
+			fmt.Fprintln(stderr, "Try: retryscope --help")
+		} else {
+			fmt.Fprintf(stderr, "Try: retryscope %s --help\n", usageErr.cmd)
+		}
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "retryscope: %v\n", err)
+	return exitFailed
+}
+
+// dispatch runs the command args name.
+func dispatch(ctx context.Context, e env, args []string) error {
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(e.stdout)
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	return usageErrorf("", "unknown command %q", args[0])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "retryscope: what your retries really cost, from OpenTelemetry traces.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: retryscope <command> [flags] [args]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'retryscope <command> --help' for a command's flags and examples.")
+	fmt.Fprintln(w, "Exit codes: 0 clean, 1 failed, 2 usage error, 3 finished but some input was rejected.")
+}
+
+// usageError is a mistake on the command line: exit 2, with a pointer to
+// the help of cmd ("" for retryscope's own).
+type usageError struct {
+	cmd string
+	err error
+}
+
+func (u *usageError) Error() string { return u.err.Error() }
+func (u *usageError) Unwrap() error { return u.err }
+
+func usageErrorf(cmd, format string, a ...any) error {
+	return &usageError{cmd: cmd, err: fmt.Errorf(format, a...)}
+}
+
+// errRejected says a command finished but rejected some input (exit 3).
+// The command's summary has already said what and where, so run prints
+// nothing more.
+var errRejected = errors.New("some input was rejected")

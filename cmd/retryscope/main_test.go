@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,18 +14,48 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/retryscope/retryscope/internal/otlptest"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/storetest"
 )
 
 // TestMain lets the test binary stand in for retryscope in subprocess
-// tests: with RETRYSCOPE_AS_CLI set it runs the command line and exits.
+// tests: with RETRYSCOPE_AS_CLI set it runs the command line and exits,
+// and scripts run it as the command retryscope.
 func TestMain(m *testing.M) {
 	if os.Getenv("RETRYSCOPE_AS_CLI") == "1" {
-		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		main()
 	}
-	os.Exit(m.Run())
+	testscript.Main(m, map[string]func(){"retryscope": main})
+}
+
+// TestScripts runs testdata/script/*.txtar: the command line as a user
+// types it. "exitcode N cmd args..." runs cmd and wants it to exit N.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) < 2 {
+					ts.Fatalf("usage: exitcode N command [args...]")
+				}
+				err := ts.Exec(args[1], args[2:]...)
+				code := 0
+				var exit *exec.ExitError
+				if errors.As(err, &exit) {
+					code = exit.ExitCode()
+				} else if err != nil {
+					ts.Fatalf("%s: %v", args[1], err)
+				}
+				if fmt.Sprint(code) != args[0] {
+					ts.Fatalf("%s exited %d, want %s", args[1], code, args[0])
+				}
+			},
+		},
+	})
 }
 
 // cli starts retryscope as a real process.
@@ -33,12 +65,25 @@ func cli(args ...string) *exec.Cmd {
 	return cmd
 }
 
-// runCLI runs the command in-process and returns exit code and output.
-func runCLI(t *testing.T, args ...string) (int, string, string) {
+// runCLI runs the command line in-process, as a user types it, and
+// returns the exit code, stdout and stderr. Every in-process test runs
+// retryscope through it.
+func runCLI(t testing.TB, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// mustRunCLI is runCLI for a step that must succeed: it fails the test
+// unless the command exits 0.
+func mustRunCLI(t testing.TB, args ...string) (stdout, stderr string) {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, args...)
+	if code != exitOK {
+		t.Fatalf("retryscope %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+	}
+	return stdout, stderr
 }
 
 func writeDump(t *testing.T, dir string, files, spansPerFile int) {
@@ -146,5 +191,70 @@ func TestIngestExitCodes(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
+	}
+}
+
+// An error names each step once: a message such as "rebuild requests:
+// rebuild requests: ..." means a callee and its caller both wrapped it
+// with the same noun. A write fails, as on a full disk, at a point in each
+// step of run and of report.
+func TestErrorsNameEachStepOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs retryscope as a process 8 times")
+	}
+	root := t.TempDir()
+	dump := filepath.Join(root, "traces.jsonl")
+	mustRunCLI(t, "gen", "--requests", "40", "-o", dump)
+	ingested := filepath.Join(root, "ingested.duckdb")
+	mustRunCLI(t, "ingest", "--db", ingested, dump)
+	for i, c := range []struct{ cmd, at string }{
+		{"run", "full:ingest.staged:1"},
+		{"run", "full:rebuild.built:1"},
+		{"run", "full:baselines.computed:1"},
+		{"run", "full:derive.recorded:1"},
+		{"run", "full:export.tmp:1"},
+		{"run", "full:report.tmp:1"},
+		{"report", "full:rebuild.built:1"},
+		{"report", "full:baselines.computed:1"},
+	} {
+		dir := filepath.Join(root, fmt.Sprint(i))
+		os.Mkdir(dir, 0o755)
+		args := []string{"run", "--db", "db.duckdb", "--parquet", "parquet", "--report", "report.md", dump}
+		if c.cmd == "report" {
+			copyFile(t, ingested, filepath.Join(dir, "db.duckdb"))
+			args = []string{"report", "--db", "db.duckdb"}
+		}
+		cmd := cli(args...)
+		cmd.Dir = dir
+		cmd.Env = append(cmd.Env, "RETRYSCOPE_CRASH_AT="+c.at)
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != exitFailed {
+			t.Errorf("%s at %s: exit %d, want 1\n%s", c.cmd, c.at, code, out)
+			continue
+		}
+		i := strings.Index(string(out), "retryscope: ")
+		if i < 0 {
+			t.Errorf("%s at %s: no error message\n%s", c.cmd, c.at, out)
+			continue
+		}
+		msg, _, _ := strings.Cut(string(out[i:]), "\n")
+		seen := map[string]bool{}
+		for _, part := range strings.Split(msg, ": ") {
+			if seen[part] {
+				t.Errorf("%s at %s: %q twice in %q", c.cmd, c.at, part, msg)
+			}
+			seen[part] = true
+		}
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -95,21 +94,12 @@ type mixedRequest struct {
 	attempts string // the attempt spans, trace_id:span_id, sorted
 }
 
-func mixedRun(t *testing.T, args ...string) string {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != exitOK {
-		t.Fatalf("retryscope %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
-	}
-	return stdout.String()
-}
-
 // mixedIngestAndReport ingests the files into a new database and returns
 // its JSON report.
 func mixedIngestAndReport(t *testing.T, db string, files ...string) mixedReport {
 	t.Helper()
-	mixedRun(t, append([]string{"ingest", "--db", db, "--quiet"}, files...)...)
-	out := mixedRun(t, "report", "--format", "json", "--db", db)
+	mustRunCLI(t, append([]string{"ingest", "--db", db, "--quiet"}, files...)...)
+	out, _ := mustRunCLI(t, "report", "--format", "json", "--db", db)
 	var rep mixedReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("report --db %s: %v\n%s", db, err, out)

@@ -19,7 +19,7 @@ func TestReportRanges(t *testing.T) {
 	cfg.Faults = gen.DefaultFaults().Scale(2.5)
 	db, truth := reportDB(t, cfg)
 
-	code, out, stderr := runReportCapture(t, "--db", db, "--format", "json", "--by", "none", "--baseline", "none")
+	code, out, stderr := runCLI(t, "report", "--db", db, "--format", "json", "--by", "none", "--baseline", "none")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -65,7 +65,7 @@ func TestReportRanges(t *testing.T) {
 	}
 
 	for _, format := range []string{"table", "markdown", "html"} {
-		code, out, stderr := runReportCapture(t, "--db", db, "--format", format, "--by", "none", "--baseline", "none", "--explain")
+		code, out, stderr := runCLI(t, "report", "--db", db, "--format", format, "--by", "none", "--baseline", "none", "--explain")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", format, code, stderr)
 		}
@@ -75,7 +75,7 @@ func TestReportRanges(t *testing.T) {
 			}
 		}
 	}
-	code, out, stderr = runReportCapture(t, "--db", db, "--format", "csv", "--baseline", "none")
+	code, out, stderr = runCLI(t, "report", "--db", db, "--format", "csv", "--baseline", "none")
 	if code != 0 {
 		t.Fatalf("csv: exit %d: %s", code, stderr)
 	}

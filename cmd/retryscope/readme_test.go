@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -38,13 +36,19 @@ func TestREADMEQuickStart(t *testing.T) {
 	if err := os.Chdir(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"run", sample}, strings.NewReader(""), &stdout, &stderr)
+	code, stdout, stderr := runCLI(t, "run", sample)
 	if code != exitOK {
-		t.Fatalf("quick start: exit %d\n%s", code, stderr.String())
+		t.Fatalf("quick start: exit %d\n%s", code, stderr)
 	}
-	if got := stdout.String(); got != want {
-		os.WriteFile(filepath.Join(wd, "readme_quickstart.got"), stdout.Bytes(), 0o644)
-		t.Errorf("the README's quick-start output differs from what the command prints; see cmd/retryscope/readme_quickstart.got")
+	switch {
+	case *update:
+		at := i + start + 8
+		updated := append(append(append([]byte(nil), readme[:at]...), stdout...), readme[at+end:]...)
+		if err := os.WriteFile(filepath.Join(wd, "../../README.md"), updated, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	case stdout != want:
+		os.WriteFile(filepath.Join(wd, "readme_quickstart.got"), []byte(stdout), 0o644)
+		t.Errorf("the README's quick-start output differs from what the command prints; see cmd/retryscope/readme_quickstart.got (-update rewrites the README's block)")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/retryscope/retryscope/rebuild"
+	"github.com/retryscope/retryscope/report"
 )
 
 const reportExamples = `
@@ -33,39 +34,38 @@ The report rebuilds logical requests and baselines first when they are
 missing or older than the last ingest.
 `
 
-func runReport(ctx context.Context, e env, args []string) int {
+func runReport(ctx context.Context, e env, args []string) error {
 	fs := newFlags("report", "report [--db FILE] [--baseline KIND] [--by DIM,...] [--format table|markdown|csv|json|html] [-o FILE]", reportExamples)
 	var db dbFlags
 	db.register(fs)
-	var out reportFlags
-	out.register(fs, "output")
+	var out report.Flags
+	out.Register(fs, "output")
 	explain := fs.Bool("explain", false, "also show how many logical requests each rebuild rule built")
 	var rb rebuildFlags
 	rb.register(fs)
-	if code, stop := parseFlags(fs, args, e.stdout, e.stderr); stop {
-		return code
+	if err := parseFlags(fs, args, e.stdout); err != nil {
+		return err
 	}
-	if err := out.check(); err != nil {
-		return usageError(e.stderr, "report", err)
+	if err := out.Check(); err != nil {
+		return &usageError{"report", err}
 	}
 	rb.splitSet = fs.Changed("split-window")
 	rbOpt, err := rb.options()
 	if err != nil {
-		return usageError(e.stderr, "report", err)
+		return &usageError{"report", err}
 	}
 	if fs.NArg() > 0 {
-		return usageError(e.stderr, "report", fmt.Errorf("report takes no arguments (got %q); name the database with --db", fs.Arg(0)))
+		return usageErrorf("report", "report takes no arguments (got %q); name the database with --db", fs.Arg(0))
 	}
 	st, err := openDerived(ctx, db, rbOpt, e.stderr)
 	if err != nil {
-		return failure(e.stderr, fmt.Errorf("report: %w", err))
+		return fmt.Errorf("report: %w", err)
 	}
 	defer st.Close()
-	out.dbPath, out.explain = db.path, *explain
-	if err := out.write(ctx, st, e.stdout); err != nil {
-		return failure(e.stderr, fmt.Errorf("report %s: %w", db.path, err))
+	if err := out.Write(ctx, st, e.stdout, db.path, *explain); err != nil {
+		return fmt.Errorf("report %s: %w", db.path, err)
 	}
-	return exitOK
+	return nil
 }
 
 // rebuildFlags name what the rebuild cannot guess; see rebuild.Keys.

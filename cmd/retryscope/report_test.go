@@ -49,13 +49,6 @@ func reportDB(t *testing.T, cfg gen.Config) (string, gen.Truth) {
 	return dbPath, res.Truth
 }
 
-func runReportCapture(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := runReport(context.Background(), env{stdout: &stdout, stderr: &stderr}, args)
-	return code, stdout.String(), stderr.String()
-}
-
 // TestReportJSONMatchesTruth: report --format json on generated traces
 // gives the truth's workload figures: counts and rates exactly, latency and
 // TTFT summaries within 0.1 ms under the same percentile definition.
@@ -65,7 +58,7 @@ func TestReportJSONMatchesTruth(t *testing.T) {
 	cfg.Seed = 4
 	cfg.Faults = gen.DefaultFaults().Scale(2)
 	dbPath, truth := reportDB(t, cfg)
-	code, out, errOut := runReportCapture(t, "--db", dbPath, "--format", "json")
+	code, out, errOut := runCLI(t, "report", "--db", dbPath, "--format", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -175,7 +168,7 @@ func TestReportTable(t *testing.T) {
 	cfg := gen.DefaultConfig()
 	cfg.Requests = 300
 	dbPath, truth := reportDB(t, cfg)
-	code, out, errOut := runReportCapture(t, "--db", dbPath, "--explain")
+	code, out, errOut := runCLI(t, "report", "--db", dbPath, "--explain")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -188,7 +181,7 @@ func TestReportTable(t *testing.T) {
 		t.Errorf("table does not show %d logical requests:\n%s", truth.Workload.LogicalRequests, out)
 	}
 	file := filepath.Join(t.TempDir(), "report.json")
-	if code, _, errOut := runReportCapture(t, "--db", dbPath, "--format", "json", "-o", file); code != exitOK {
+	if code, _, errOut := runCLI(t, "report", "--db", dbPath, "--format", "json", "-o", file); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if b, err := os.ReadFile(file); err != nil || !bytes.Contains(b, []byte(`"logical_requests": 300`)) {
@@ -204,14 +197,14 @@ func itoa(n int) string {
 // TestReportUsage: a bad format is a usage error; a missing database says
 // how to make one.
 func TestReportUsage(t *testing.T) {
-	if code, _, errOut := runReportCapture(t, "--format", "xml"); code != exitUsage || !strings.Contains(errOut, "Try: retryscope report --help") {
+	if code, _, errOut := runCLI(t, "report", "--format", "xml"); code != exitUsage || !strings.Contains(errOut, "Try: retryscope report --help") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 	missing := filepath.Join(t.TempDir(), "none.duckdb")
-	if code, _, errOut := runReportCapture(t, "--db", missing); code != exitFailed || !strings.Contains(errOut, "retryscope ingest") {
+	if code, _, errOut := runCLI(t, "report", "--db", missing); code != exitFailed || !strings.Contains(errOut, "retryscope ingest") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
-	if code, out, _ := runReportCapture(t, "--help"); code != exitOK || !strings.Contains(out, "--explain") {
+	if code, out, _ := runCLI(t, "report", "--help"); code != exitOK || !strings.Contains(out, "--explain") {
 		t.Errorf("--help: exit %d\n%s", code, out)
 	}
 }
@@ -225,7 +218,7 @@ func TestReportEmptyDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	code, out, errOut := runReportCapture(t, "--db", dbPath, "--format", "json")
+	code, out, errOut := runCLI(t, "report", "--db", dbPath, "--format", "json")
 	if code != exitOK || !strings.Contains(out, `"logical_requests": 0`) || !strings.Contains(out, `"p50": null`) {
 		t.Errorf("exit %d: %s\n%s", code, errOut, out)
 	}
@@ -240,13 +233,13 @@ func TestReportConfig(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.json")
 	os.WriteFile(good, []byte(`{"attempt_keys": ["app.try"], "first_token_events": ["stream.first_chunk"], "split_window": "30s"}`), 0o644)
-	code, out, errOut := runReportCapture(t, "--db", dbPath, "--format", "json", "--config", good)
+	code, out, errOut := runCLI(t, "report", "--db", dbPath, "--format", "json", "--config", good)
 	if code != exitOK || !strings.Contains(out, `"logical_requests": `+itoa(truth.Workload.LogicalRequests)) {
 		t.Errorf("good config: exit %d: %s", code, errOut)
 	}
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"attempt_key": ["app.try"]}`), 0o644)
-	if code, _, errOut := runReportCapture(t, "--db", dbPath, "--config", bad); code != exitUsage || !strings.Contains(errOut, "bad.json") {
+	if code, _, errOut := runCLI(t, "report", "--db", dbPath, "--config", bad); code != exitUsage || !strings.Contains(errOut, "bad.json") {
 		t.Errorf("bad config: exit %d: %s", code, errOut)
 	}
 }
@@ -278,7 +271,7 @@ func TestReportWindow(t *testing.T) {
 	}
 	sinceText := time.Unix(0, since).UTC().Format(time.RFC3339Nano)
 	untilText := time.Unix(0, until).UTC().Format(time.RFC3339Nano)
-	code, out, errOut := runReportCapture(t, "--db", dbPath, "--format", "json", "--since", sinceText, "--until", untilText)
+	code, out, errOut := runCLI(t, "report", "--db", dbPath, "--format", "json", "--since", sinceText, "--until", untilText)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -319,18 +312,18 @@ func TestReportWindow(t *testing.T) {
 
 	// The table says which requests it covers; a report without a window
 	// states none.
-	_, table, _ := runReportCapture(t, "--db", dbPath, "--since", sinceText, "--until", untilText)
+	_, table, _ := runCLI(t, "report", "--db", dbPath, "--since", sinceText, "--until", untilText)
 	if !strings.Contains(table, "Requests started from "+sinceText+" until "+untilText) {
 		t.Errorf("table does not state its window:\n%.400s", table)
 	}
-	_, all, _ := runReportCapture(t, "--db", dbPath, "--format", "json")
+	_, all, _ := runCLI(t, "report", "--db", dbPath, "--format", "json")
 	if !strings.Contains(all, `"since": null`) || !strings.Contains(all, `"logical_requests": `+itoa(len(truth.Requests))) {
 		t.Errorf("the whole-database report should have an open window and every request:\n%.300s", all)
 	}
-	if code, _, errOut := runReportCapture(t, "--db", dbPath, "--since", "yesterday"); code != exitUsage || !strings.Contains(errOut, "2026-11-29") {
+	if code, _, errOut := runCLI(t, "report", "--db", dbPath, "--since", "yesterday"); code != exitUsage || !strings.Contains(errOut, "2026-11-29") {
 		t.Errorf("--since yesterday: exit %d, want %d with an example of the format: %s", code, exitUsage, errOut)
 	}
-	if code, _, errOut := runReportCapture(t, "--db", dbPath, "--since", untilText, "--until", sinceText); code != exitUsage || !strings.Contains(errOut, "not after") {
+	if code, _, errOut := runCLI(t, "report", "--db", dbPath, "--since", untilText, "--until", sinceText); code != exitUsage || !strings.Contains(errOut, "not after") {
 		t.Errorf("an inverted window: exit %d, want %d saying so: %s", code, exitUsage, errOut)
 	}
 }

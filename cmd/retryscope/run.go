@@ -2,126 +2,136 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"strings"
+	"path/filepath"
+	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/retryscope/retryscope/ingest"
+	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/rebuild"
+	"github.com/retryscope/retryscope/report"
 )
 
-// Exit codes, as SPEC §10 fixes them.
-const (
-	exitOK       = 0
-	exitFailed   = 1
-	exitUsage    = 2
-	exitRejected = 3
-)
+const runExamples = `
+  retryscope run --parquet parquet/ --report report.html /var/log/otel/traces/
+  retryscope run --db /srv/retryscope.duckdb --keep 30d --wait --parquet /srv/parquet /srv/dumps/
+  # crontab: every night at 02:15, mail on failure or rejected input
+  15 2 * * * cd /srv/retryscope && retryscope run --wait --keep 30d --parquet parquet --report report.html dumps/ || echo "exit $?"
+`
 
-const defaultDB = "retryscope.duckdb"
-
-// env is what a subcommand may touch: no globals, so tests call run.
-type env struct {
-	stdin          io.Reader
-	stdout, stderr io.Writer
-}
-
-type command struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, e env, args []string) int
-}
-
-func commands() []command {
-	return []command{
-		{"run", "the nightly job: ingest what is new, rebuild, export Parquet, write the report", runRun},
-		{"ingest", "load OTLP trace exports into the database", runIngest},
-		{"report", "print what retries cost: amplification, rates, latency tails", runReport},
-		{"export", "write the derived tables as Parquet for notebooks", runExport},
-		{"gen", "write synthetic traces with a known truth", func(_ context.Context, e env, args []string) int {
-			return runGen(args, e.stdout, e.stderr)
-		}},
+// runRun is "retryscope run".
+func runRun(ctx context.Context, e env, args []string) error {
+	fs := newFlags("run", "run [--db FILE] [--parquet DIR] [--report FILE] PATH...\n\nIngests what is new under PATH, brings requests and baselines up to date, writes\nParquet (with --parquet) and the report (to --report FILE, else to stdout).\nThe report covers the requests this run added or changed, so a night costs\nwhat the night holds; --since/--until choose another window, and\n'retryscope report' covers the whole database.", runExamples)
+	var db dbFlags
+	db.register(fs)
+	parquetDir := fs.String("parquet", "", "write Parquet files under DIR (requests, attempts, baselines, daily; one folder per day)")
+	keep := fs.String("keep", "", "drop data older than this (e.g. 30d, 12h); default keeps everything")
+	nowFlag := fs.String("now", "", "the time --keep counts back from, RFC 3339 (default: the clock; for backfills and tests)")
+	var lim ingest.Limits
+	checkLimits := lim.RegisterFlags(fs)
+	var rep report.Flags
+	rep.Register(fs, "report")
+	var rb rebuildFlags
+	rb.register(fs)
+	if err := parseFlags(fs, args, e.stdout); err != nil {
+		return err
 	}
-}
-
-// run is the whole program; main only wires the process to it.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := env{stdin: stdin, stdout: stdout, stderr: stderr}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stdout)
-		if len(args) == 0 {
-			return exitUsage
+	if fs.NArg() == 0 {
+		return usageErrorf("run", "run needs at least one PATH to ingest (a file, directory, glob, or -)")
+	}
+	var retention time.Duration
+	if *keep != "" {
+		d, err := parseRetention(*keep)
+		if err != nil {
+			return &usageError{"run", err}
 		}
-		return exitOK
+		retention = d
 	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(ctx, e, args[1:])
+	now := time.Now()
+	if *nowFlag != "" {
+		t, err := time.Parse(time.RFC3339, *nowFlag)
+		if err != nil {
+			return usageErrorf("run", "--now: %v", err)
 		}
+		now = t
 	}
-	return usageError(stderr, "", fmt.Errorf("unknown command %q", args[0]))
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "retryscope: what your retries really cost, from OpenTelemetry traces.")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Usage: retryscope <command> [flags] [args]")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Commands:")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	if err := rep.Check(); err != nil {
+		return &usageError{"run", err}
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'retryscope <command> --help' for a command's flags and examples.")
-	fmt.Fprintln(w, "Exit codes: 0 clean, 1 failed, 2 usage error, 3 finished but some input was rejected.")
-}
-
-// usageError prints a usage mistake with a pointer to the help.
-func usageError(w io.Writer, cmd string, err error) int {
-	fmt.Fprintf(w, "retryscope: %v\n", err)
-	if cmd == "" {
-		fmt.Fprintln(w, "Try: retryscope --help")
-	} else {
-		fmt.Fprintf(w, "Try: retryscope %s --help\n", cmd)
+	if err := checkLimits(); err != nil {
+		return &usageError{"run", err}
 	}
-	return exitUsage
-}
-
-// failure prints an error that stopped the command.
-func failure(w io.Writer, err error) int {
-	fmt.Fprintf(w, "retryscope: %v\n", err)
-	return exitFailed
-}
-
-// newFlags makes a subcommand's flag set whose --help prints the given
-// usage text and examples.
-func newFlags(name, synopsis, examples string) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.Usage = func() {
-		out := fs.Output()
-		fmt.Fprintf(out, "Usage: retryscope %s\n\n", synopsis)
-		fmt.Fprintln(out, "Flags:")
-		fmt.Fprint(out, fs.FlagUsages())
-		if examples != "" {
-			fmt.Fprintf(out, "\nExamples:\n%s", strings.TrimLeft(examples, "\n"))
-		}
-	}
-	return fs
-}
-
-// parseFlags parses args; it returns (code, true) when the command should
-// stop: after --help (0) or on a usage error (2).
-func parseFlags(fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) (int, bool) {
-	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
-	if errors.Is(err, pflag.ErrHelp) {
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return exitOK, true
-	}
+	rb.splitSet = fs.Changed("split-window")
+	rbOpt, err := rb.options()
 	if err != nil {
-		return usageError(stderr, fs.Name(), err), true
+		return &usageError{"run", err}
 	}
-	return 0, false
+
+	start := time.Now()
+	st, err := db.open(ctx, e.stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	logf := func(format string, a ...any) { fmt.Fprintf(e.stderr, "run: "+format+"\n", a...) }
+	fail := func(err error) error {
+		return explainFull(err, filepath.Dir(db.path), *parquetDir, filepath.Dir(rep.Output()))
+	}
+
+	sum, err := ingestPaths(ctx, st, db, fs.Args(), e, ingest.Options{
+		Limits:  lim,
+		Exclude: []string{db.path, db.path + ".wal", db.path + ".tmp"},
+		Quiet:   true,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	_, _, _, _, rejected := sum.Totals()
+
+	pruned := int64(0)
+	if retention > 0 {
+		pruned, err = rebuild.Prune(ctx, st, now.Add(-retention).UnixNano())
+		if err != nil {
+			return fail(fmt.Errorf("prune: %w", err))
+		}
+		logf("dropped %d spans older than %s", pruned, *keep)
+	}
+	// The report's window is remembered in the transaction that changes
+	// the derived tables, so a run stopped after it writes the same report
+	// when run again.
+	window := func(change derivedChange) error { return nil }
+	var w model.Window
+	if !fs.Changed("since") && !fs.Changed("until") {
+		window = func(change derivedChange) (err error) {
+			w, err = runWindow(ctx, st, change)
+			return err
+		}
+	}
+	if _, err := updateDerived(ctx, st, rbOpt, prefixed{e.stderr, "run: "}, window); err != nil {
+		return fail(err)
+	}
+	if *parquetDir != "" {
+		if err := exportPending(ctx, st, *parquetDir, logf); err != nil {
+			return fail(err)
+		}
+	}
+	if !fs.Changed("since") && !fs.Changed("until") {
+		why := "the requests the latest run with new data added or changed"
+		if w.All() {
+			why = ""
+		}
+		rep.SetWindow(w, why)
+	}
+	t0 := time.Now()
+	if err := rep.Write(ctx, st, e.stdout, db.path, false); err != nil {
+		return fail(err)
+	}
+	if rep.Output() != "" {
+		logf("report: %s in %s", rep.Output(), time.Since(t0).Round(time.Millisecond))
+	}
+	logf("done in %s", time.Since(start).Round(time.Millisecond))
+	if rejected > 0 {
+		return errRejected
+	}
+	return nil
 }

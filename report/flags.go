@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,13 +16,12 @@ import (
 	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
-	"github.com/retryscope/retryscope/report"
 	"github.com/retryscope/retryscope/segment"
 )
 
-// reportFlags choose what a report shows and how it is written; report
-// and run share them.
-type reportFlags struct {
+// Flags are the command-line flags that choose what a report shows and
+// where it is written; the report and run commands share them.
+type Flags struct {
 	format    string
 	output    string
 	baseline  string
@@ -34,17 +34,12 @@ type reportFlags struct {
 	minCohort int
 	sortBy    string
 
-	spec    segment.Spec
-	window  model.Window
-	dbPath  string
-	explain bool
-	// why says, in the report's header, why it covers its window.
-	why string
+	opt Options
 }
 
-// register adds the flags; outputFlag names the flag for the output file
+// Register adds the flags; outputFlag names the flag for the output file
 // ("output" with -o for report, "report" for run).
-func (r *reportFlags) register(fs *pflag.FlagSet, outputFlag string) {
+func (r *Flags) Register(fs *pflag.FlagSet, outputFlag string) {
 	if outputFlag == "output" {
 		fs.StringVarP(&r.output, "output", "o", "", "write the report to FILE (format from its extension: .txt .md .csv .json .html) instead of stdout")
 	} else {
@@ -62,15 +57,15 @@ func (r *reportFlags) register(fs *pflag.FlagSet, outputFlag string) {
 	fs.StringVar(&r.sortBy, "sort", "retried_p99", "segment order: retried_p99, amplification, requests or key")
 }
 
-// check validates the flags and resolves the format and segment spec.
-func (r *reportFlags) check() error {
+// Check validates the flags and resolves the format and the options.
+func (r *Flags) Check() error {
 	if r.format == "" {
 		r.format = formatFromExtension(r.output)
 	}
-	if !contains(report.Formats, r.format) {
-		return fmt.Errorf("unknown --format %q (want %s)", r.format, strings.Join(report.Formats, ", "))
+	if !slices.Contains(Formats, r.format) {
+		return fmt.Errorf("unknown --format %q (want %s)", r.format, strings.Join(Formats, ", "))
 	}
-	if r.baseline != "all" && r.baseline != "none" && !contains(baseline.Kinds(), r.baseline) {
+	if r.baseline != "all" && r.baseline != "none" && !slices.Contains(baseline.Kinds(), r.baseline) {
 		return fmt.Errorf("unknown --baseline %q (want %s, all or none)", r.baseline, strings.Join(baseline.Kinds(), ", "))
 	}
 	width, err := segment.ParseWidth(r.bucket)
@@ -106,10 +101,10 @@ func (r *reportFlags) check() error {
 		return fmt.Errorf("--until %s is not after --since %s", r.until, r.since)
 	}
 	if !spec.Since.IsZero() {
-		r.window.Since = spec.Since.UnixNano()
+		r.opt.Window.Since = spec.Since.UnixNano()
 	}
 	if !spec.Until.IsZero() {
-		r.window.Until = spec.Until.UnixNano()
+		r.opt.Window.Until = spec.Until.UnixNano()
 	}
 	if spec.Sort, err = segment.ParseSort(r.sortBy); err != nil {
 		return fmt.Errorf("--sort: %w", err)
@@ -117,7 +112,7 @@ func (r *reportFlags) check() error {
 	if r.baseline != "all" && r.baseline != "none" {
 		spec.BaselineKind = r.baseline
 	}
-	r.spec = spec
+	r.opt.Segments, r.opt.Baseline = spec, r.baseline
 	return nil
 }
 
@@ -129,18 +124,12 @@ func parseTime(s string) (time.Time, error) {
 	return time.Parse(time.RFC3339, s)
 }
 
-// setWindow makes the report cover w (start times, Unix ns), segments
-// included; why is said in the report's header.
-func (r *reportFlags) setWindow(w model.Window, why string) {
-	r.window, r.why = w, why
-	r.spec.Since, r.spec.Until = time.Time{}, time.Time{}
-	if w.Since != 0 {
-		r.spec.Since = time.Unix(0, w.Since).UTC()
-	}
-	if w.Until != 0 {
-		r.spec.Until = time.Unix(0, w.Until).UTC()
-	}
-}
+// SetWindow makes the report cover w (start times, Unix ns), segments
+// included; why, unless empty, is said in the report's heading.
+func (r *Flags) SetWindow(w model.Window, why string) { r.opt.Window, r.opt.Why = w, why }
+
+// Output is the file the report goes to, "" for stdout.
+func (r *Flags) Output() string { return r.output }
 
 func formatFromExtension(path string) string {
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -156,19 +145,11 @@ func formatFromExtension(path string) string {
 	return "table"
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// write renders the report to the output file, or to stdout without one.
-// A file is written beside its name and renamed, so a reader never sees
-// half a report.
-func (r *reportFlags) write(ctx context.Context, st *store.Store, stdout io.Writer) error {
+// Write builds the report of st, naming it source, and writes it to the
+// output file, or to stdout without one. A file is written beside its
+// name and renamed, so a reader never sees half a report.
+func (r *Flags) Write(ctx context.Context, st *store.Store, stdout io.Writer, source string, explain bool) error {
+	r.opt.Source, r.opt.Explain = source, explain
 	if r.output == "" || r.output == "-" {
 		return r.render(ctx, st, stdout)
 	}
@@ -198,11 +179,10 @@ func (r *reportFlags) write(ctx context.Context, st *store.Store, stdout io.Writ
 }
 
 // render builds the report and writes it in the chosen format.
-func (r *reportFlags) render(ctx context.Context, st *store.Store, w io.Writer) error {
-	rep, err := report.Build(ctx, st, report.Options{Window: r.window, Why: r.why, Segments: r.spec,
-		Baseline: r.baseline, Source: r.dbPath, Explain: r.explain})
+func (r *Flags) render(ctx context.Context, st *store.Store, w io.Writer) error {
+	rep, err := Build(ctx, st, r.opt)
 	if err != nil {
 		return err
 	}
-	return report.Write(w, rep, r.format)
+	return Write(w, rep, r.format)
 }

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/retryscope/retryscope/internal/store"
+)
+
+const defaultDB = "retryscope.duckdb"
+
+// newFlags makes a subcommand's flag set whose --help prints the given
+// usage text and examples.
+func newFlags(name, synopsis, examples string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		out := fs.Output()
+		fmt.Fprintf(out, "Usage: retryscope %s\n\n", synopsis)
+		fmt.Fprintln(out, "Flags:")
+		fmt.Fprint(out, fs.FlagUsages())
+		if examples != "" {
+			fmt.Fprintf(out, "\nExamples:\n%s", strings.TrimLeft(examples, "\n"))
+		}
+	}
+	return fs
+}
+
+// parseFlags parses args. After --help, which it prints on stdout, it
+// returns pflag.ErrHelp (exit 0); a bad flag is a usageError.
+func parseFlags(fs *pflag.FlagSet, args []string, stdout io.Writer) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return err
+	}
+	if err != nil {
+		return &usageError{cmd: fs.Name(), err: err}
+	}
+	return nil
+}
+
+// dbFlags are the flags every database command shares.
+type dbFlags struct {
+	path        string
+	memoryLimit string
+	threads     int
+	wait        bool
+}
+
+func (d *dbFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&d.path, "db", defaultDB, "DuckDB database file, created if missing")
+	fs.StringVar(&d.memoryLimit, "memory-limit", "", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk (default: "+ingestMemoryLimit+" while ingesting, DuckDB's own, 80% of RAM, for the rest)")
+	fs.IntVar(&d.threads, "threads", 0, "DuckDB worker threads (default: one per CPU)")
+	fs.BoolVar(&d.wait, "wait", false, "if another run holds the database, wait for it instead of failing")
+}
+
+// open opens the database; with --wait it polls while another process
+// holds the file, saying so once on log.
+func (d *dbFlags) open(ctx context.Context, log io.Writer) (*store.Store, error) {
+	said := false
+	for {
+		st, err := store.Open(ctx, d.path, store.Options{MemoryLimit: d.memoryLimit, Threads: d.threads})
+		if err == nil || !d.wait || !errors.Is(err, store.ErrLocked) {
+			return st, err
+		}
+		if !said {
+			fmt.Fprintf(log, "retryscope: %s is held by another process; waiting (--wait)\n", d.path)
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

@@ -44,7 +44,7 @@ type expectedFixture struct {
 // libraries and instrumentations in testdata/fixtures, with no
 // configuration, and compares each logical request with expected.json.
 func TestRealInstrumentations(t *testing.T) {
-	dirs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "fixtures", "*", "expected.json"))
+	dirs, _ := filepath.Glob(filepath.Join("..", "testdata", "fixtures", "*", "expected.json"))
 	if len(dirs) == 0 {
 		t.Fatal("no fixtures in testdata/fixtures")
 	}

@@ -13,10 +13,10 @@ import (
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
-	"github.com/retryscope/retryscope/internal/gentest"
-	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
+	"github.com/retryscope/retryscope/internal/testkit/workload"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 // rebuilt is one row of the requests table, as the tests compare it.
@@ -39,7 +39,7 @@ type rebuilt struct {
 // generated ingests a generated workload into a fresh database and rebuilds it.
 func generated(t *testing.T, cfg gen.Config) (*store.Store, gen.Truth) {
 	t.Helper()
-	return gentest.Rebuilt(t, cfg)
+	return workload.Rebuilt(t, cfg)
 }
 
 func loadRequests(t *testing.T, st *store.Store) map[string]*rebuilt {
@@ -280,7 +280,7 @@ func TestBundledSample(t *testing.T) {
 	if err := json.Unmarshal(raw, &truth); err != nil {
 		t.Fatal(err)
 	}
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	ctx := context.Background()
 	if _, err := ingest.Run(ctx, st, []string{filepath.Join(dir, "traces.jsonl")}, ingest.Options{}); err != nil {
 		t.Fatal(err)

@@ -12,13 +12,13 @@ import (
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/htmlreport"
+	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
-	"github.com/retryscope/retryscope/internal/storetest"
 )
 
 func samplePage(t *testing.T) []byte {
 	t.Helper()
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	ctx := context.Background()
 	if _, err := ingest.Run(ctx, st, []string{"../../testdata/sample/traces.jsonl"}, ingest.Options{}); err != nil {
 		t.Fatal(err)

@@ -11,10 +11,10 @@ import (
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/progress"
-	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 // derivedChange says which derived rows an ensureDerived call may have

@@ -12,13 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retryscope/retryscope/export"
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/crashpoint"
-	"github.com/retryscope/retryscope/export"
-	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 const runExamples = `

@@ -15,10 +15,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/retryscope/retryscope/baseline"
-	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
+	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/segment"
 )
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/hex"
 	"fmt"
 	"math"
@@ -192,10 +193,7 @@ func exportBatches(spans []*span, resources map[string][]attr, opt exportOptions
 	for _, res := range resOrder {
 		ss := byRes[res]
 		slices.SortStableFunc(ss, func(a, b *span) int {
-			if a.end != b.end {
-				return cmpInt(a.end, b.end)
-			}
-			return cmpInt(a.start, b.start)
+			return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.start, b.start))
 		})
 		first, set := opt.firstTick[res]
 		if !set {
@@ -212,10 +210,7 @@ func exportBatches(spans []*span, resources map[string][]attr, opt exportOptions
 		}
 	}
 	slices.SortStableFunc(batches, func(a, b batch) int {
-		if a.tick != b.tick {
-			return cmpInt(a.tick, b.tick)
-		}
-		return cmpString(a.res, b.res)
+		return cmp.Or(cmp.Compare(a.tick, b.tick), cmp.Compare(a.res, b.res))
 	})
 	var out []ptrace.Traces
 	lastTick, lastGroup := int64(-1), -1
@@ -265,26 +260,6 @@ func ceilDiv(a, b int64) int64 {
 		q++
 	}
 	return q
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // writeFixture writes dir/traces.jsonl with the one OTLP/JSON lines writer

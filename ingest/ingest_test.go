@@ -16,6 +16,8 @@ import (
 	"github.com/retryscope/retryscope/internal/testkit"
 )
 
+// writeFile writes bytes a test makes by hand, such as hostile input;
+// traces go to files through testkit.WriteFile.
 func writeFile(t *testing.T, dir, name string, f func(w *bytes.Buffer)) string {
 	t.Helper()
 	var buf bytes.Buffer
@@ -45,11 +47,7 @@ func TestEveryFramingIngestsIdentically(t *testing.T) {
 	var reference string
 	for _, fr := range testkit.Framings() {
 		t.Run(fr.Name, func(t *testing.T) {
-			p := writeFile(t, dir, fr.Name, func(w *bytes.Buffer) {
-				if err := fr.Write(w, batches); err != nil {
-					t.Fatal(err)
-				}
-			})
+			p := testkit.WriteFile(t, filepath.Join(dir, fr.Name), fr.Write, batches)
 			st := testkit.Open(t)
 			sum, log := run(t, st, p)
 			if _, _, spans, spansNew, rejected := sum.Totals(); spans != int64(want) || spansNew != int64(want) || rejected != 0 {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
 )
@@ -201,7 +201,7 @@ func near(t *testing.T, what string, got *float64, want float64) {
 // is +1,020 ms and 2.7x against a 600 ms healthy baseline, and +820 ms
 // against ending at the 800 ms timeout.
 func TestWorkedExample(t *testing.T) {
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	reqs := append(healthyCohort(10), workedExample())
 	load(t, st, reqs...)
 	blocks := compute(t, st, Options{})
@@ -244,11 +244,11 @@ func TestWorkedExample(t *testing.T) {
 // each block carries its own kind and provenance, and one kind's block
 // holds only that kind's figures.
 func TestKindsNeverMixed(t *testing.T) {
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	reqs := append(healthyCohort(10), workedExample())
 	load(t, st, reqs...)
 	blocks := compute(t, st, Options{})
-	rows := storetest.Dump(t, st, `SELECT kind, count(*), count(DISTINCT request_id), string_agg(DISTINCT provenance, '+')
+	rows := testkit.Dump(t, st, `SELECT kind, count(*), count(DISTINCT request_id), string_agg(DISTINCT provenance, '+')
 		FROM baselines GROUP BY kind ORDER BY kind`)
 	want := "alternate_route\t1\t1\tmodeled\nexperiment\t1\t1\texperiment\nhealthy\t1\t1\tmodeled\n" +
 		"matched\t1\t1\tmodeled\nno_retry\t1\t1\tmeasured\n"
@@ -279,7 +279,7 @@ func TestKindsNeverMixed(t *testing.T) {
 // TestRatioBelowOneFlagged: a retried request faster than its healthy
 // cohort gets a ratio below 1, which is flagged, not presented as a win.
 func TestRatioBelowOneFlagged(t *testing.T) {
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	var reqs []synth
 	for i := range 6 {
 		reqs = append(reqs, single(fmt.Sprintf("slow%d", i), "report", "r1", float64(i)*1000, 1000))
@@ -297,7 +297,7 @@ func TestRatioBelowOneFlagged(t *testing.T) {
 // TestWithoutBaselineCounted: a retried request with no comparable requests
 // is counted as without a baseline, with its reason, not dropped.
 func TestWithoutBaselineCounted(t *testing.T) {
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	lonely := synth{id: "lonely", op: "rare", model: "m", route: "r9", atMs: 1000, inTokens: 800, outTokens: 200,
 		tries: []try{{0, 300, false, ""}, {400, 900, true, ""}}}
 	reqs := append(healthyCohort(10), workedExample(), lonely)
@@ -321,7 +321,7 @@ func TestWithoutBaselineCounted(t *testing.T) {
 	near(t, "healthy workload amplification", blocks[KindHealthy].WorkloadAmplification, (10*600+1620)/(11*600.0))
 	// P(R) counts both retried requests among 12; E[ΔL|R] only the one with a baseline.
 	near(t, "healthy expected added", blocks[KindHealthy].ExpectedAddedMsPerRequest, 2.0/12*1020)
-	reason := storetest.Dump(t, st, `SELECT reason FROM baselines WHERE request_id = 'lonely' AND kind = 'matched'`)
+	reason := testkit.Dump(t, st, `SELECT reason FROM baselines WHERE request_id = 'lonely' AND kind = 'matched'`)
 	if !strings.Contains(reason, "no first-attempt success within the maximum distance") {
 		t.Errorf("matched reason %q", reason)
 	}
@@ -329,7 +329,7 @@ func TestWithoutBaselineCounted(t *testing.T) {
 
 // TestHealthyWindow: cohort requests outside the window do not count.
 func TestHealthyWindow(t *testing.T) {
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	reqs := append(healthyCohort(10), workedExample())
 	for i := range 10 {
 		far := single(fmt.Sprintf("far%d", i), "chat", "r1", 60_000+3_600_000+float64(i), 5000)
@@ -346,7 +346,7 @@ func TestHealthyWindow(t *testing.T) {
 // succeeded there is measured against that attempt; one retried on the same
 // route is modeled from first-attempt successes on the other route.
 func TestAlternateRoute(t *testing.T) {
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	var reqs []synth
 	for i := range 6 {
 		reqs = append(reqs, single(fmt.Sprintf("b%d", i), "chat", "r2", float64(i)*1000, 500))
@@ -358,7 +358,7 @@ func TestAlternateRoute(t *testing.T) {
 		tries: []try{{0, 800, false, ""}, {900, 1800, true, ""}}}
 	load(t, st, append(reqs, fell, same)...)
 	b := compute(t, st, Options{})[KindAlternateRoute]
-	got := storetest.Dump(t, st, `SELECT request_id, l0_ms, provenance, cohort_size FROM baselines
+	got := testkit.Dump(t, st, `SELECT request_id, l0_ms, provenance, cohort_size FROM baselines
 		WHERE kind = 'alternate_route' ORDER BY request_id`)
 	want := "fell\t700\tmeasured\t<nil>\nsame\t500\tmodeled\t6\n"
 	if got != want {
@@ -374,7 +374,7 @@ func TestAlternateRoute(t *testing.T) {
 // no_retry arm's successes of the same cohort; the no_retry arm is not in
 // the population.
 func TestExperiment(t *testing.T) {
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	var reqs []synth
 	for i := range 6 {
 		c := single(fmt.Sprintf("c%d", i), "chat", "r1", float64(i)*1000, 700)
@@ -416,7 +416,7 @@ func hasFlag(b Block, name string) bool {
 // successes within the maximum distance, reports their number and mean
 // distance, and takes no match farther away even when k is not reached.
 func TestMatchedNearest(t *testing.T) {
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	var reqs []synth
 	for i := range 3 {
 		near := single(fmt.Sprintf("near%d", i), "chat", "r1", 30_000, 500) // 30 s before, same tokens
@@ -428,7 +428,7 @@ func TestMatchedNearest(t *testing.T) {
 		tries: []try{{0, 300, false, ""}, {400, 900, true, ""}}}
 	load(t, st, append(reqs, retried)...)
 	compute(t, st, Options{})
-	got := storetest.Dump(t, st, `SELECT l0_ms, cohort_size, round(match_distance, 6) FROM baselines WHERE kind = 'matched'`)
+	got := testkit.Dump(t, st, `SELECT l0_ms, cohort_size, round(match_distance, 6) FROM baselines WHERE kind = 'matched'`)
 	// 30 s at a time scale of 5 min is a distance of 0.1; the big ones are
 	// three doublings (distance 3) away, beyond the maximum of 1.
 	if want := "500\t3\t0.1\n"; got != want {
@@ -438,12 +438,12 @@ func TestMatchedNearest(t *testing.T) {
 		t.Errorf("block match distance %v, want 0.1", b.MatchDistance)
 	}
 	compute(t, st, Options{K: 2})
-	if got := storetest.Dump(t, st, `SELECT cohort_size FROM baselines WHERE kind = 'matched'`); got != "2\n" {
+	if got := testkit.Dump(t, st, `SELECT cohort_size FROM baselines WHERE kind = 'matched'`); got != "2\n" {
 		t.Errorf("k=2: %q matches", got)
 	}
 	compute(t, st, Options{MaxDistance: 5})
 	// With room for them, the two nearest big ones complete k = 5.
-	got = storetest.Dump(t, st, `SELECT l0_ms, cohort_size FROM baselines WHERE kind = 'matched'`)
+	got = testkit.Dump(t, st, `SELECT l0_ms, cohort_size FROM baselines WHERE kind = 'matched'`)
 	if want := fmt.Sprintf("%g\t5\n", (3*500+2*2000)/5.0); got != want {
 		t.Errorf("max distance 5: %q, want %q", got, want)
 	}
@@ -452,7 +452,7 @@ func TestMatchedNearest(t *testing.T) {
 // TestJSONKeys: a block marshals with exactly the report's key names, and
 // Summarize says when there is nothing to summarize yet.
 func TestJSONKeys(t *testing.T) {
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	if _, err := Summarize(context.Background(), st, "all", model.Window{}); !errors.Is(err, ErrNotComputed) {
 		t.Errorf("before Compute: %v, want ErrNotComputed", err)
 	}
@@ -484,7 +484,7 @@ func TestJSONKeys(t *testing.T) {
 // TestRegion: requests of another region are neither in the healthy cohort
 // nor matches.
 func TestRegion(t *testing.T) {
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	var reqs []synth
 	for i, h := range healthyCohort(10) {
 		h.region = "eu-west-1"

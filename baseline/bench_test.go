@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gentest"
+	"github.com/retryscope/retryscope/internal/testkit/workload"
 )
 
 // BenchmarkKinds times each baseline kind on its own, over the rebuilt
@@ -13,7 +13,7 @@ import (
 //
 //	go test -run '^$' -bench Kinds -benchtime 5x ./baseline
 func BenchmarkKinds(b *testing.B) {
-	st, _ := gentest.BenchWorkload(b)
+	st, _ := workload.Bench(b)
 	ctx := context.Background()
 	opt, err := Options{}.withDefaults()
 	if err != nil {

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/internal/gen"
-	"github.com/retryscope/retryscope/internal/gentest"
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/testkit/workload"
 	"github.com/retryscope/retryscope/model"
 )
 
@@ -21,7 +21,7 @@ func generated(t *testing.T, cfg gen.Config) (*store.Store, map[string]gen.Reque
 		t.Skip("generates, ingests and rebuilds a workload")
 	}
 	cfg.Counterfactual = true
-	st, tr := gentest.Rebuilt(t, cfg)
+	st, tr := workload.Rebuilt(t, cfg)
 	truth := make(map[string]gen.Request, len(tr.Requests))
 	for _, r := range tr.Requests {
 		truth[r.Key] = r

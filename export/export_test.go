@@ -10,7 +10,7 @@ import (
 
 	"github.com/retryscope/retryscope/export"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/queries"
 )
 
@@ -18,7 +18,7 @@ const day1 = int64(1764374400) * 1e9 // 2025-11-29T00:00:00Z
 
 func seed(t *testing.T) *store.Store {
 	t.Helper()
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	ctx := context.Background()
 	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_tables")); err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestExportPartitionsByDayAndReadsBack(t *testing.T) {
 		t.Errorf("rows written %d, want 11 (3 requests, 6 attempts, 2 daily)", res.Rows)
 	}
 	glob := filepath.Join(dir, "requests", "*", "*.parquet")
-	got := storetest.Dump(t, st, `SELECT request_id, strftime(date, '%Y-%m-%d'), typeof(start_time), typeof(latency_ms), typeof(request_id),
+	got := testkit.Dump(t, st, `SELECT request_id, strftime(date, '%Y-%m-%d'), typeof(start_time), typeof(latency_ms), typeof(request_id),
 		typeof(layers), strftime(start_time, '%Y-%m-%dT%H:%M:%S') FROM read_parquet($1, hive_partitioning = true) ORDER BY request_id`, glob)
 	want := "t1:a\t2025-11-29\tTIMESTAMP WITH TIME ZONE\tDOUBLE\tVARCHAR\tDOUBLE[]\t2025-11-29T01:00:00\n" +
 		"t2:b\t2025-11-29\tTIMESTAMP WITH TIME ZONE\tDOUBLE\tVARCHAR\tDOUBLE[]\t2025-11-29T02:00:00\n" +
@@ -83,7 +83,7 @@ func TestExportPartitionsByDayAndReadsBack(t *testing.T) {
 	if got != want {
 		t.Errorf("read back:\n%s\nwant:\n%s", got, want)
 	}
-	n := storetest.Count(t, st, `SELECT count(*) FROM read_parquet($1, hive_partitioning = true) WHERE strftime(date, '%Y-%m-%d') = '2025-11-29'`,
+	n := testkit.Count(t, st, `SELECT count(*) FROM read_parquet($1, hive_partitioning = true) WHERE strftime(date, '%Y-%m-%d') = '2025-11-29'`,
 		filepath.Join(dir, "attempts", "*", "*.parquet"))
 	if n != 4 {
 		t.Errorf("attempts of day 1: %d, want 4", n)

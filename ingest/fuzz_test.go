@@ -12,7 +12,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/retryscope/retryscope/internal/otlptest"
+	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/testkit"
 )
 
 // The fuzz targets feed every reader arbitrary bytes and check what any
@@ -79,7 +80,7 @@ func (c countingReader) Read(p []byte) (int, error) {
 }
 
 func seedBatches() [][]ptrace.Traces {
-	return [][]ptrace.Traces{otlptest.Batches(1, 3, 3), otlptest.Batches(2, 8, 4)}
+	return [][]ptrace.Traces{testkit.Batches(1, 3, 3), testkit.Batches(2, 8, 4)}
 }
 
 func encode(f func(io.Writer, []ptrace.Traces) error, b []ptrace.Traces) []byte {
@@ -90,7 +91,7 @@ func encode(f func(io.Writer, []ptrace.Traces) error, b []ptrace.Traces) []byte 
 
 func FuzzJSONLines(f *testing.F) {
 	for _, b := range seedBatches() {
-		f.Add(encode(otlptest.WriteJSONLines, b))
+		f.Add(encode(gen.WriteJSONLines, b))
 	}
 	f.Add([]byte("{\"resourceSpans\":[]}\n\n{\n"))
 	f.Add([]byte("{}\r\n{\"a\":\"\\\"}\"}\n"))
@@ -100,7 +101,7 @@ func FuzzJSONLines(f *testing.F) {
 func FuzzJSONDocument(f *testing.F) {
 	for _, b := range seedBatches() {
 		var out bytes.Buffer
-		json.Indent(&out, encode(otlptest.WriteJSONDocument, b), "", "    ")
+		json.Indent(&out, encode(testkit.WriteJSONDocument, b), "", "    ")
 		f.Add(out.Bytes())
 	}
 	f.Add([]byte("{\n\"resourceSpans\": [\n\n\n   ]\n}\n"))
@@ -110,8 +111,8 @@ func FuzzJSONDocument(f *testing.F) {
 
 func FuzzProtoFramed(f *testing.F) {
 	for _, b := range seedBatches() {
-		f.Add(encode(otlptest.WriteProtoFramed, b))
-		f.Add(encode(otlptest.WriteJSONFramedZstd, b))
+		f.Add(encode(gen.WriteProtoFramed, b))
+		f.Add(encode(testkit.WriteJSONFramedZstd, b))
 	}
 	f.Add([]byte{0, 0, 0, 2, 0x0a, 0})
 	f.Fuzz(readAll)
@@ -122,7 +123,7 @@ func FuzzProtoFramed(f *testing.F) {
 func FuzzProtoFramedZstd(f *testing.F) {
 	enc, _ := zstd.NewWriter(nil)
 	for _, b := range seedBatches() {
-		f.Add(encode(otlptest.WriteProtoFramed, b)[4:], uint8(1))
+		f.Add(encode(gen.WriteProtoFramed, b)[4:], uint8(1))
 	}
 	f.Add([]byte{0x0a, 0x00, 0x0a}, uint8(3))
 	f.Fuzz(func(t *testing.T, payload []byte, parts uint8) {
@@ -140,7 +141,7 @@ func FuzzProtoFramedZstd(f *testing.F) {
 
 func FuzzProtoVarint(f *testing.F) {
 	for _, b := range seedBatches() {
-		f.Add(encode(otlptest.WriteProtoVarint, b))
+		f.Add(encode(testkit.WriteProtoVarint, b))
 	}
 	f.Add([]byte{0x02, 0x0a, 0x00, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Fuzz(readAll)
@@ -148,7 +149,7 @@ func FuzzProtoVarint(f *testing.F) {
 
 func FuzzProtoRaw(f *testing.F) {
 	for _, b := range seedBatches() {
-		f.Add(encode(otlptest.WriteProtoRaw, b))
+		f.Add(encode(testkit.WriteProtoRaw, b))
 	}
 	f.Fuzz(readAll)
 }
@@ -157,8 +158,8 @@ func FuzzProtoRaw(f *testing.F) {
 // gzipped (arbitrary content inside a valid one).
 func FuzzGzip(f *testing.F) {
 	for _, b := range seedBatches() {
-		f.Add(encode(otlptest.Gzip(otlptest.WriteJSONLines), b), false)
-		f.Add(encode(otlptest.WriteProtoVarint, b), true)
+		f.Add(encode(testkit.Gzip(gen.WriteJSONLines), b), false)
+		f.Add(encode(testkit.WriteProtoVarint, b), true)
 	}
 	f.Add(bytes.Repeat([]byte("\n"), 4096), true)
 	f.Fuzz(func(t *testing.T, data []byte, wrap bool) {
@@ -177,8 +178,8 @@ func FuzzGzip(f *testing.F) {
 func FuzzZstd(f *testing.F) {
 	enc, _ := zstd.NewWriter(nil)
 	for _, b := range seedBatches() {
-		f.Add(encode(otlptest.Zstd(otlptest.WriteProtoFramed), b), false)
-		f.Add(encode(otlptest.WriteJSONLines, b), true)
+		f.Add(encode(testkit.Zstd(gen.WriteProtoFramed), b), false)
+		f.Add(encode(gen.WriteJSONLines, b), true)
 	}
 	f.Add(bytes.Repeat([]byte(" "), 4096), true)
 	f.Fuzz(func(t *testing.T, data []byte, wrap bool) {

@@ -11,11 +11,13 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/otlptest"
+	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 )
 
+// writeFile writes bytes a test makes by hand, such as hostile input;
+// traces go to files through testkit.WriteFile.
 func writeFile(t *testing.T, dir, name string, f func(w *bytes.Buffer)) string {
 	t.Helper()
 	var buf bytes.Buffer
@@ -39,29 +41,25 @@ func run(t *testing.T, st *store.Store, paths ...string) (ingest.Summary, string
 
 // Every framing of the same traces ingests to the same spans table.
 func TestEveryFramingIngestsIdentically(t *testing.T) {
-	batches := otlptest.Batches(1, 600, 50)
-	want := otlptest.SpanCount(batches)
+	batches := testkit.Batches(1, 600, 50)
+	want := testkit.SpanCount(batches)
 	dir := t.TempDir()
 	var reference string
-	for _, fr := range otlptest.Framings() {
+	for _, fr := range testkit.Framings() {
 		t.Run(fr.Name, func(t *testing.T) {
-			p := writeFile(t, dir, fr.Name, func(w *bytes.Buffer) {
-				if err := fr.Write(w, batches); err != nil {
-					t.Fatal(err)
-				}
-			})
-			st := storetest.Open(t)
+			p := testkit.WriteFile(t, filepath.Join(dir, fr.Name), fr.Write, batches)
+			st := testkit.Open(t)
 			sum, log := run(t, st, p)
 			if _, _, spans, spansNew, rejected := sum.Totals(); spans != int64(want) || spansNew != int64(want) || rejected != 0 {
 				t.Fatalf("spans %d new %d rejected %d, want %d, 0 rejected\n%s", spans, spansNew, rejected, want, log)
 			}
-			got := storetest.DumpSpans(t, st)
+			got := testkit.DumpSpans(t, st)
 			if reference == "" {
 				reference = got
 				return
 			}
 			if got != reference {
-				t.Errorf("spans table differs from the json-lines one:\n%s", storetest.FirstDiff(reference, got))
+				t.Errorf("spans table differs from the json-lines one:\n%s", testkit.FirstDiff(reference, got))
 			}
 		})
 	}
@@ -70,23 +68,23 @@ func TestEveryFramingIngestsIdentically(t *testing.T) {
 // The stored values are the ones written, with 19-digit times exact and
 // attribute values readable by key.
 func TestValuesSurvive(t *testing.T) {
-	batches := otlptest.Batches(2, 40, 40)
+	batches := testkit.Batches(2, 40, 40)
 	dir := t.TempDir()
-	p := writeFile(t, dir, "a.jsonl", func(w *bytes.Buffer) { otlptest.WriteJSONLines(w, batches) })
-	st := storetest.Open(t)
+	p := testkit.WriteFile(t, filepath.Join(dir, "a.jsonl"), gen.WriteJSONLines, batches)
+	st := testkit.Open(t)
 	run(t, st, p)
 	first := batches[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
-	got := storetest.Dump(t, st, `SELECT start_ns, end_ns, parent_span_id IS NULL, kind, service_name FROM spans WHERE span_id = $1`, first.SpanID().String())
+	got := testkit.Dump(t, st, `SELECT start_ns, end_ns, parent_span_id IS NULL, kind, service_name FROM spans WHERE span_id = $1`, first.SpanID().String())
 	want := "1764374400123456789\t1764374401023456790\ttrue\tserver\tsvc-00\n"
 	if got != want {
 		t.Errorf("root span: got %q, want %q", got, want)
 	}
-	got = storetest.Dump(t, st, `SELECT events[1].name, events[1].time_ns - start_ns, events[1].attributes['gen_ai.usage.output_tokens']
+	got = testkit.Dump(t, st, `SELECT events[1].name, events[1].time_ns - start_ns, events[1].attributes['gen_ai.usage.output_tokens']
 		FROM spans WHERE len(events) > 0 ORDER BY start_ns LIMIT 1`)
 	if want := "gen_ai.first_token\t50000000\t1\n"; got != want {
 		t.Errorf("event: got %q, want %q", got, want)
 	}
-	got = storetest.Dump(t, st, `SELECT attributes['http.request.header.x-stainless-retry-count'], attributes['note'], attributes['gen_ai.request.stream'],
+	got = testkit.Dump(t, st, `SELECT attributes['http.request.header.x-stainless-retry-count'], attributes['note'], attributes['gen_ai.request.stream'],
 		attributes['retry.backoff_ms'], links[1].attributes['link.kind']
 		FROM spans WHERE kind = 'client' AND attributes['http.request.resend_count'] = '1' ORDER BY start_ns LIMIT 1`)
 	want = "[\"1\"]\tquote \" backslash \\ tab \t newline \n unicode é\tfalse\t12.5\tprevious_attempt\n"
@@ -109,12 +107,12 @@ func TestJSONExporterQuirks(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "quirks.json")
 	os.WriteFile(p, []byte(line+"\n"), 0o644)
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	sum, log := run(t, st, p)
 	if _, _, spans, _, rejected := sum.Totals(); spans != 2 || rejected != 0 {
 		t.Fatalf("spans %d rejected %d\n%s", spans, rejected, log)
 	}
-	got := storetest.Dump(t, st, `SELECT span_id, coalesce(parent_span_id, '-'), kind, start_ns, end_ns, status_code, status_message,
+	got := testkit.Dump(t, st, `SELECT span_id, coalesce(parent_span_id, '-'), kind, start_ns, end_ns, status_code, status_message,
 		coalesce(attributes['http.response.status_code'], '-'), coalesce(attributes['http.request.resend_count'], '-'), coalesce(attributes['retry.count'], '-')
 		FROM spans ORDER BY span_id`)
 	want := "b7ad6b7169203331\t-\tserver\t1764374400123456789\t1764374400999999999\terror\trate limited\t429\t-\t-\n" +
@@ -127,7 +125,7 @@ func TestJSONExporterQuirks(t *testing.T) {
 // A dump full of damage ingests every good record, reports every bad one
 // with file and offset, and counts them.
 func TestBadInputLosesNothingElse(t *testing.T) {
-	batches := otlptest.Batches(3, 300, 30) // 10 batches
+	batches := testkit.Batches(3, 300, 30) // 10 batches
 	perBatch := make([]int, len(batches))
 	for i, b := range batches {
 		perBatch[i] = b.SpanCount()
@@ -136,42 +134,42 @@ func TestBadInputLosesNothingElse(t *testing.T) {
 
 	// JSON lines with a garbage line in the middle and a truncated last line.
 	var lines bytes.Buffer
-	otlptest.WriteJSONLines(&lines, batches[:5])
+	gen.WriteJSONLines(&lines, batches[:5])
 	garbageAt := lines.Len()
 	lines.WriteString("this is not json {\n")
-	otlptest.WriteJSONLines(&lines, batches[5:8])
+	gen.WriteJSONLines(&lines, batches[5:8])
 	truncAt := lines.Len()
 	var last bytes.Buffer
-	otlptest.WriteJSONLines(&last, batches[8:9])
+	gen.WriteJSONLines(&last, batches[8:9])
 	lines.Write(last.Bytes()[:last.Len()/2])
 	os.WriteFile(filepath.Join(dir, "damaged.jsonl"), lines.Bytes(), 0o644)
 	jsonGood := sum(perBatch[:8])
 
 	// Length-prefixed proto with one corrupt message body.
 	var framed bytes.Buffer
-	otlptest.WriteProtoFramed(&framed, batches[:3])
+	gen.WriteProtoFramed(&framed, batches[:3])
 	corruptAt := framed.Len()
 	bad := bytes.Repeat([]byte{0xff}, 40)
 	var n [4]byte
 	binary.BigEndian.PutUint32(n[:], uint32(len(bad)))
 	framed.Write(n[:])
 	framed.Write(bad)
-	otlptest.WriteProtoFramed(&framed, batches[3:6])
+	gen.WriteProtoFramed(&framed, batches[3:6])
 	os.WriteFile(filepath.Join(dir, "corrupt.pb"), framed.Bytes(), 0o644)
 	protoGood := sum(perBatch[:6])
 
 	// A whole-file zstd stream cut short; large enough to hold several
 	// compressed blocks, of which the complete ones are kept.
-	big := otlptest.Batches(7, 4000, 100)
+	big := testkit.Batches(7, 4000, 100)
 	var zbuf bytes.Buffer
-	otlptest.Zstd(otlptest.WriteProtoFramed)(&zbuf, big)
+	testkit.Zstd(gen.WriteProtoFramed)(&zbuf, big)
 	os.WriteFile(filepath.Join(dir, "cut.pb.zst"), zbuf.Bytes()[:zbuf.Len()*2/3], 0o644)
 
 	os.WriteFile(filepath.Join(dir, "empty.json"), nil, 0o644)
 	os.WriteFile(filepath.Join(dir, "README.txt"), []byte("Traces exported nightly by the collector.\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "package.json"), []byte("{\"name\": \"not-traces\"}\n"), 0o644)
 
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	s, log := run(t, st, dir)
 	_, _, spans, _, rejected := s.Totals()
 	for _, want := range []string{
@@ -187,9 +185,9 @@ func TestBadInputLosesNothingElse(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
 	}
-	cutSpans := storetest.Count(t, st, `SELECT count(*) FROM spans s JOIN ingest_files f USING (file_id) WHERE f.path LIKE '%cut.pb.zst'`)
-	if cutSpans == 0 || cutSpans >= int64(otlptest.SpanCount(big)) {
-		t.Errorf("cut zstd file: %d spans kept, want some but not all %d", cutSpans, otlptest.SpanCount(big))
+	cutSpans := testkit.Count(t, st, `SELECT count(*) FROM spans s JOIN ingest_files f USING (file_id) WHERE f.path LIKE '%cut.pb.zst'`)
+	if cutSpans == 0 || cutSpans >= int64(testkit.SpanCount(big)) {
+		t.Errorf("cut zstd file: %d spans kept, want some but not all %d", cutSpans, testkit.SpanCount(big))
 	}
 	if want := int64(jsonGood+protoGood) + cutSpans; spans != want {
 		t.Errorf("spans read %d, want %d", spans, want)
@@ -197,7 +195,7 @@ func TestBadInputLosesNothingElse(t *testing.T) {
 	if rejected != 7 {
 		t.Errorf("rejected %d, want 7: %v", rejected, s.Rejected)
 	}
-	if got := storetest.Count(t, st, `SELECT count(*) FROM ingest_errors`); got != 7 {
+	if got := testkit.Count(t, st, `SELECT count(*) FROM ingest_errors`); got != 7 {
 		t.Errorf("ingest_errors has %d rows, want 7", got)
 	}
 }
@@ -212,7 +210,7 @@ func sum(xs []int) int {
 
 // Spans with impossible values are quarantined with their reason.
 func TestImpossibleSpansQuarantined(t *testing.T) {
-	batches := otlptest.Batches(4, 20, 20)
+	batches := testkit.Batches(4, 20, 20)
 	spans := batches[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans()
 	spans.At(1).SetEndTimestamp(spans.At(1).StartTimestamp() - 5)
 	if spans.Len() < 3 {
@@ -220,60 +218,60 @@ func TestImpossibleSpansQuarantined(t *testing.T) {
 	}
 	spans.At(2).SetStartTimestamp(1)
 	dir := t.TempDir()
-	p := writeFile(t, dir, "q.pb", func(w *bytes.Buffer) { otlptest.WriteProtoFramed(w, batches) })
-	st := storetest.Open(t)
+	p := testkit.WriteFile(t, filepath.Join(dir, "q.pb"), gen.WriteProtoFramed, batches)
+	st := testkit.Open(t)
 	s, log := run(t, st, p)
 	if s.Rejected["end_before_start"] != 1 || s.Rejected["absurd_time"] != 1 {
 		t.Errorf("rejections %v\n%s", s.Rejected, log)
 	}
-	if got := storetest.Count(t, st, `SELECT count(*) FROM spans`); got != int64(otlptest.SpanCount(batches)-2) {
+	if got := testkit.Count(t, st, `SELECT count(*) FROM spans`); got != int64(testkit.SpanCount(batches)-2) {
 		t.Errorf("stored %d spans", got)
 	}
-	if got := storetest.Count(t, st, `SELECT count(*) FROM ingest_errors WHERE span_id = $1`, spans.At(1).SpanID().String()); got != 1 {
+	if got := testkit.Count(t, st, `SELECT count(*) FROM ingest_errors WHERE span_id = $1`, spans.At(1).SpanID().String()); got != 1 {
 		t.Errorf("quarantined span not in ingest_errors")
 	}
 }
 
 // The same file twice counts once; two files sharing spans store each once.
 func TestIdempotent(t *testing.T) {
-	batches := otlptest.Batches(5, 400, 40)
+	batches := testkit.Batches(5, 400, 40)
 	dir := t.TempDir()
-	a := writeFile(t, dir, "a.jsonl", func(w *bytes.Buffer) { otlptest.WriteJSONLines(w, batches) })
-	overlap := writeFile(t, dir, "b.pb", func(w *bytes.Buffer) { otlptest.WriteProtoFramed(w, batches[3:]) })
+	a := testkit.WriteFile(t, filepath.Join(dir, "a.jsonl"), gen.WriteJSONLines, batches)
+	overlap := testkit.WriteFile(t, filepath.Join(dir, "b.pb"), gen.WriteProtoFramed, batches[3:])
 
-	once := storetest.Open(t)
+	once := testkit.Open(t)
 	run(t, once, a)
-	twice := storetest.Open(t)
+	twice := testkit.Open(t)
 	run(t, twice, a)
 	s, log := run(t, twice, a)
 	if _, skipped, _, _, _ := s.Totals(); skipped != 1 || !strings.Contains(log, "skipped, already ingested") {
 		t.Errorf("second ingest not skipped:\n%s", log)
 	}
-	if storetest.DumpSpans(t, once) != storetest.DumpSpans(t, twice) {
+	if testkit.DumpSpans(t, once) != testkit.DumpSpans(t, twice) {
 		t.Error("ingesting twice changed the spans table")
 	}
 	s, _ = run(t, twice, overlap)
 	if _, _, spans, spansNew, _ := s.Totals(); spansNew != 0 || spans == 0 {
 		t.Errorf("overlapping file: %d spans, %d new; want all already stored", spans, spansNew)
 	}
-	if got := storetest.Count(t, twice, `SELECT count(*) FROM spans`); got != int64(otlptest.SpanCount(batches)) {
-		t.Errorf("spans stored %d, want %d", got, otlptest.SpanCount(batches))
+	if got := testkit.Count(t, twice, `SELECT count(*) FROM spans`); got != int64(testkit.SpanCount(batches)) {
+		t.Errorf("spans stored %d, want %d", got, testkit.SpanCount(batches))
 	}
 }
 
 // Stdin is read like a file, and its content is remembered too.
 func TestStdin(t *testing.T) {
-	batches := otlptest.Batches(6, 100, 25)
+	batches := testkit.Batches(6, 100, 25)
 	var buf bytes.Buffer
-	otlptest.Gzip(otlptest.WriteProtoVarint)(&buf, batches)
-	st := storetest.Open(t)
+	testkit.Gzip(testkit.WriteProtoVarint)(&buf, batches)
+	st := testkit.Open(t)
 	for i := 0; i < 2; i++ {
 		s, err := ingest.Run(context.Background(), st, []string{"-"}, ingest.Options{Stdin: bytes.NewReader(buf.Bytes())})
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, skipped, _, spansNew, _ := s.Totals()
-		if i == 0 && spansNew != int64(otlptest.SpanCount(batches)) {
+		if i == 0 && spansNew != int64(testkit.SpanCount(batches)) {
 			t.Errorf("stdin: %d new spans", spansNew)
 		}
 		if i == 1 && skipped != 1 {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gentest"
+	"github.com/retryscope/retryscope/internal/testkit/workload"
 	"github.com/retryscope/retryscope/rebuild"
 )
 
@@ -14,7 +14,7 @@ import (
 //
 //	go test -run '^$' -bench Rebuild -benchtime 5x ./rebuild
 func BenchmarkRebuild(b *testing.B) {
-	st, truth := gentest.BenchWorkload(b)
+	st, truth := workload.Bench(b)
 	ctx := context.Background()
 	for b.Loop() {
 		if err := rebuild.Rebuild(ctx, st); err != nil {

@@ -1,9 +1,7 @@
 package rebuild_test
 
 import (
-	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -12,7 +10,7 @@ import (
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
 )
 
@@ -28,10 +26,10 @@ func TestParentCycleLandsInARequest(t *testing.T) {
 	if _, err := rebuild.Run(context.Background(), st, rebuild.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := storetest.Count(t, st, `SELECT count(*) FROM attempts WHERE trace_id = $1`, tr); got == 0 {
-		t.Errorf("the loop's spans are in no request:\n%s", storetest.Dump(t, st, `SELECT * FROM requests`))
+	if got := testkit.Count(t, st, `SELECT count(*) FROM attempts WHERE trace_id = $1`, tr); got == 0 {
+		t.Errorf("the loop's spans are in no request:\n%s", testkit.Dump(t, st, `SELECT * FROM requests`))
 	}
-	got := storetest.Dump(t, st, `SELECT span_id, parent_span_id FROM parent_cycles`)
+	got := testkit.Dump(t, st, `SELECT span_id, parent_span_id FROM parent_cycles`)
 	if want := "00000000000000a1\t00000000000000c1\n"; got != want {
 		t.Errorf("parent_cycles:\n%s\nwant:\n%s", got, want)
 	}
@@ -39,21 +37,14 @@ func TestParentCycleLandsInARequest(t *testing.T) {
 
 func ingestFixture(t testing.TB, f *fixture) *store.Store {
 	t.Helper()
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	ingestInto(t, st, f.td)
 	return st
 }
 
 func ingestInto(t testing.TB, st *store.Store, td ptrace.Traces) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "fixture.jsonl")
-	var buf bytes.Buffer
-	if err := gen.WriteJSONLines(&buf, []ptrace.Traces{td}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "fixture.jsonl"), gen.WriteJSONLines, []ptrace.Traces{td})
 	if _, err := ingest.Run(context.Background(), st, []string{path}, ingest.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +110,7 @@ func FuzzRebuild(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 0, 50, 1, 0, 1, 0, 10, 50, 0})                     // duplicate id, other times
 	f.Add([]byte{0, 4, 9, 0, 50, 1, 0, 5, 9, 60, 50, 3, 128, 6, 0, 5, 5, 2}) // missing parent, two traces
 	f.Add([]byte{3, 1, 0, 20, 10, 1, 3, 2, 0, 40, 10, 3, 2, 3, 0, 0, 80, 0}) // gRPC attempts, skew
-	st := storetest.Open(f)
+	st := testkit.Open(f)
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, q := range []string{`DELETE FROM spans`, `DELETE FROM ingest_files`, `DELETE FROM ingest_errors`} {
@@ -131,15 +122,15 @@ func FuzzRebuild(f *testing.F) {
 		if _, err := rebuild.Run(ctx, st, rebuild.Options{}); err != nil {
 			t.Fatalf("rebuild: %v", err)
 		}
-		if n := storetest.Count(t, st, `SELECT count(*) FROM (SELECT trace_id, span_id FROM attempts GROUP BY ALL HAVING count(*) > 1)`); n > 0 {
-			t.Fatalf("%d spans are attempts twice:\n%s", n, storetest.Dump(t, st, `SELECT request_id, trace_id, span_id FROM attempts ORDER BY ALL`))
+		if n := testkit.Count(t, st, `SELECT count(*) FROM (SELECT trace_id, span_id FROM attempts GROUP BY ALL HAVING count(*) > 1)`); n > 0 {
+			t.Fatalf("%d spans are attempts twice:\n%s", n, testkit.Dump(t, st, `SELECT request_id, trace_id, span_id FROM attempts ORDER BY ALL`))
 		}
-		lost := storetest.Dump(t, st, `SELECT trace_id FROM spans
+		lost := testkit.Dump(t, st, `SELECT trace_id FROM spans
 			WHERE kind = 'client' OR (kind = 'internal' AND name LIKE 'Attempt.%')
 			EXCEPT SELECT trace_id FROM attempts ORDER BY ALL`)
 		if lost != "" {
 			t.Fatalf("traces with attempt-like spans but no attempts:\n%s\nspans:\n%s", lost,
-				storetest.Dump(t, st, `SELECT trace_id, span_id, parent_span_id, kind, name, start_ns FROM spans ORDER BY ALL`))
+				testkit.Dump(t, st, `SELECT trace_id, span_id, parent_span_id, kind, name, start_ns FROM spans ORDER BY ALL`))
 		}
 	})
 }

@@ -3,7 +3,6 @@ package rebuild_test
 import (
 	"context"
 	"encoding/hex"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,7 +13,7 @@ import (
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
 )
 
@@ -119,16 +118,8 @@ func rebuildFixture(t *testing.T, f *fixture) map[string]*rebuilt {
 
 func rebuildFixtureWith(t *testing.T, f *fixture, opt rebuild.Options) map[string]*rebuilt {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "fixture.jsonl")
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := gen.WriteJSONLines(out, []ptrace.Traces{f.td}); err != nil {
-		t.Fatal(err)
-	}
-	out.Close()
-	st := storetest.Open(t)
+	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "fixture.jsonl"), gen.WriteJSONLines, []ptrace.Traces{f.td})
+	st := testkit.Open(t)
 	ctx := context.Background()
 	if _, err := ingest.Run(ctx, st, []string{path}, ingest.Options{}); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package rebuild_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -12,7 +11,7 @@ import (
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
 )
 
@@ -23,22 +22,14 @@ func writeParts(t *testing.T, parts []ptrace.Traces) []string {
 	var paths []string
 	for i, td := range parts {
 		p := filepath.Join(dir, fmt.Sprintf("part%02d.jsonl", i))
-		f, err := os.Create(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := gen.WriteJSONLines(f, []ptrace.Traces{td}); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-		paths = append(paths, p)
+		paths = append(paths, testkit.WriteFile(t, p, gen.WriteJSONLines, []ptrace.Traces{td}))
 	}
 	return paths
 }
 
 func dumpDerived(t *testing.T, st *store.Store) (string, string) {
-	return storetest.Dump(t, st, `SELECT * FROM requests ORDER BY request_id`),
-		storetest.Dump(t, st, `SELECT * FROM attempts ORDER BY request_id, ordinal`)
+	return testkit.Dump(t, st, `SELECT * FROM requests ORDER BY request_id`),
+		testkit.Dump(t, st, `SELECT * FROM attempts ORDER BY request_id, ordinal`)
 }
 
 // Updating after each new file gives exactly the tables of one rebuild
@@ -58,7 +49,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	paths := writeParts(t, gen.CutByEnd(res.Traces, cuts))
 	ctx := context.Background()
 
-	full := storetest.Open(t)
+	full := testkit.Open(t)
 	if _, err := ingest.Run(ctx, full, paths, ingest.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +57,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	inc := storetest.Open(t)
+	inc := testkit.Open(t)
 	for i, p := range paths {
 		if _, err := ingest.Run(ctx, inc, []string{p}, ingest.Options{}); err != nil {
 			t.Fatal(err)
@@ -79,8 +70,8 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	if did, err := rebuild.Ensure(ctx, inc, rebuild.Options{}); err != nil || did {
 		t.Fatalf("a fresh database was updated again: did %v, err %v", did, err)
 	}
-	straddling := storetest.Count(t, inc, `SELECT count(*) FROM (SELECT trace_id FROM spans GROUP BY trace_id HAVING count(DISTINCT file_id) > 1)`)
-	splitAcross := storetest.Count(t, inc, `SELECT count(*) FROM requests r WHERE linkage = 'split_inferred'
+	straddling := testkit.Count(t, inc, `SELECT count(*) FROM (SELECT trace_id FROM spans GROUP BY trace_id HAVING count(DISTINCT file_id) > 1)`)
+	splitAcross := testkit.Count(t, inc, `SELECT count(*) FROM requests r WHERE linkage = 'split_inferred'
 		AND (SELECT count(DISTINCT s.file_id) FROM attempts a JOIN spans s ON s.trace_id = a.trace_id AND s.span_id = a.span_id WHERE a.request_id = r.request_id) > 1`)
 	t.Logf("%d traces and %d split-across-trace requests straddle a cut", straddling, splitAcross)
 	if straddling == 0 || splitAcross == 0 {
@@ -89,9 +80,9 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	fr, fa := dumpDerived(t, full)
 	ir, ia := dumpDerived(t, inc)
 	if fr != ir {
-		t.Errorf("requests differ between incremental and full rebuild:\n%s", storetest.FirstDiff(fr, ir))
+		t.Errorf("requests differ between incremental and full rebuild:\n%s", testkit.FirstDiff(fr, ir))
 	}
 	if fa != ia {
-		t.Errorf("attempts differ between incremental and full rebuild:\n%s", storetest.FirstDiff(fa, ia))
+		t.Errorf("attempts differ between incremental and full rebuild:\n%s", testkit.FirstDiff(fa, ia))
 	}
 }

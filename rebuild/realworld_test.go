@@ -2,66 +2,26 @@ package rebuild_test
 
 import (
 	"context"
-	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/rebuild"
 )
-
-// expectedFixture is testdata/fixtures/*/expected.json (see the README there).
-type expectedFixture struct {
-	// Ambiguous, when set, says the grouping cannot be told exactly from
-	// the spans (attempts split across traces under concurrency): the
-	// rebuild is judged by the workload figures within these tolerances
-	// and by its plausible ranges holding the truth.
-	Ambiguous *struct {
-		LogicalRequestsPct float64 `json:"logical_requests_pct"`
-		RetryRate          float64 `json:"retry_rate"`
-		FinalFailureRate   float64 `json:"final_failure_rate"`
-	} `json:"ambiguous"`
-	Requests []struct {
-		Key        string    `json:"key"`
-		AltKeys    []string  `json:"alt_keys"`
-		Attempts   int       `json:"attempts"`
-		Layers     []float64 `json:"layers"`
-		Outcome    string    `json:"outcome"`
-		LatencyMs  float64   `json:"latency_ms"`
-		Triggers   []string  `json:"triggers"`
-		Route      *string   `json:"route"`
-		FinalRoute *string   `json:"final_route"`
-		TTFTMs     *float64  `json:"ttft_ms"`
-	} `json:"requests"`
-}
 
 // TestRealInstrumentations rebuilds the hand-built exports of real client
 // libraries and instrumentations in testdata/fixtures, with no
 // configuration, and compares each logical request with expected.json.
 func TestRealInstrumentations(t *testing.T) {
-	dirs, _ := filepath.Glob(filepath.Join("..", "testdata", "fixtures", "*", "expected.json"))
-	if len(dirs) == 0 {
-		t.Fatal("no fixtures in testdata/fixtures")
-	}
-	for _, exp := range dirs {
-		dir := filepath.Dir(exp)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			raw, err := os.ReadFile(exp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want expectedFixture
-			if err := json.Unmarshal(raw, &want); err != nil {
-				t.Fatal(err)
-			}
-			st := storetest.Open(t)
+	for _, f := range testkit.Fixtures(t) {
+		t.Run(f.Name, func(t *testing.T) {
+			want := testkit.ReadExpected(t, f)
+			st := testkit.Open(t)
 			ctx := context.Background()
-			if _, err := ingest.Run(ctx, st, []string{filepath.Join(dir, "traces.jsonl")}, ingest.Options{}); err != nil {
+			if _, err := ingest.Run(ctx, st, []string{f.Traces}, ingest.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			if err := rebuild.Rebuild(ctx, st); err != nil {
@@ -90,14 +50,14 @@ func TestRealInstrumentations(t *testing.T) {
 					t.Errorf("%s: got %s %d attempts %v %s %v, want %d %v %s %v", w.Key, g.linkage, g.attempts, g.layers, g.outcome, g.triggers,
 						w.Attempts, w.Layers, w.Outcome, w.Triggers)
 				}
-				if math.Abs(g.latency-w.LatencyMs) > msTolerance {
-					t.Errorf("%s: latency %.3f ms, want %.3f", w.Key, g.latency, w.LatencyMs)
+				if math.Abs(g.latency-w.LatencyMS) > msTolerance {
+					t.Errorf("%s: latency %.3f ms, want %.3f", w.Key, g.latency, w.LatencyMS)
 				}
 				if w.Route != nil && (g.route != *w.Route || w.FinalRoute != nil && g.finalRoute != *w.FinalRoute) {
 					t.Errorf("%s: route %s -> %s, want %s -> %v", w.Key, g.route, g.finalRoute, *w.Route, fmtStr(w.FinalRoute))
 				}
-				if w.TTFTMs != nil && (g.ttft == nil || math.Abs(*g.ttft-*w.TTFTMs) > msTolerance) {
-					t.Errorf("%s: ttft %s, want %.3f", w.Key, fmtPtr(g.ttft), *w.TTFTMs)
+				if w.TTFTMS != nil && (g.ttft == nil || math.Abs(*g.ttft-*w.TTFTMS) > msTolerance) {
+					t.Errorf("%s: ttft %s, want %.3f", w.Key, fmtPtr(g.ttft), *w.TTFTMS)
 				}
 				if math.Abs(g.residual) >= 1 {
 					t.Errorf("%s: residual %.3f ms", w.Key, g.residual)
@@ -110,7 +70,7 @@ func TestRealInstrumentations(t *testing.T) {
 // checkAmbiguousFixture compares the workload figures with those of the
 // expected requests, within the fixture's tolerances, and checks that the
 // plausible ranges hold them.
-func checkAmbiguousFixture(t *testing.T, want expectedFixture, got splitFigures) {
+func checkAmbiguousFixture(t *testing.T, want testkit.Expected, got splitFigures) {
 	t.Helper()
 	var c model.Counts
 	for _, r := range want.Requests {

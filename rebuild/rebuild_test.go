@@ -13,9 +13,9 @@ import (
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
-	"github.com/retryscope/retryscope/internal/gentest"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
+	"github.com/retryscope/retryscope/internal/testkit/workload"
 	"github.com/retryscope/retryscope/rebuild"
 )
 
@@ -39,7 +39,7 @@ type rebuilt struct {
 // generated ingests a generated workload into a fresh database and rebuilds it.
 func generated(t *testing.T, cfg gen.Config) (*store.Store, gen.Truth) {
 	t.Helper()
-	return gentest.Rebuilt(t, cfg)
+	return workload.Rebuilt(t, cfg)
 }
 
 func loadRequests(t *testing.T, st *store.Store) map[string]*rebuilt {
@@ -274,13 +274,13 @@ func TestBundledSample(t *testing.T) {
 	dir := filepath.Join("..", "testdata", "sample")
 	raw, err := os.ReadFile(filepath.Join(dir, "traces.jsonl.truth.json"))
 	if err != nil {
-		t.Skipf("no bundled sample: %v", err)
+		t.Fatalf("no bundled sample: %v", err)
 	}
 	var truth gen.Truth
 	if err := json.Unmarshal(raw, &truth); err != nil {
 		t.Fatal(err)
 	}
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	ctx := context.Background()
 	if _, err := ingest.Run(ctx, st, []string{filepath.Join(dir, "traces.jsonl")}, ingest.Options{}); err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/segment"
 )
@@ -25,7 +25,7 @@ import (
 // kind, segments by trigger and model, intervals, the rebuild rules.
 func sampleReport(t *testing.T) *Report {
 	t.Helper()
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	ctx := context.Background()
 	if _, err := ingest.Run(ctx, st, []string{"../testdata/sample/traces.jsonl"}, ingest.Options{}); err != nil {
 		t.Fatal(err)

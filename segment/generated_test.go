@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/internal/gen"
-	"github.com/retryscope/retryscope/internal/gentest"
+	"github.com/retryscope/retryscope/internal/testkit/workload"
 	"github.com/retryscope/retryscope/model"
 )
 
@@ -22,7 +22,7 @@ func TestGeneratedTraces(t *testing.T) {
 		t.Skip("generates and rebuilds traces")
 	}
 	cfg := gen.Config{Seed: 11, Requests: 6000, StreamShare: 0.5, Faults: gen.DefaultFaults(), Policy: gen.DefaultPolicy()}
-	st, _ := gentest.Rebuilt(t, cfg)
+	st, _ := workload.Rebuilt(t, cfg)
 	ctx := context.Background()
 
 	type cohortTruth struct {
@@ -60,7 +60,7 @@ func TestGeneratedTraces(t *testing.T) {
 	}
 	rows.Close()
 	if total.requests == 0 {
-		t.Skip("rebuild produced no requests")
+		t.Fatal("the rebuild of the generated traces produced no requests")
 	}
 
 	by := []Dim{{Kind: KindModel}, {Kind: KindRoute}}

@@ -11,7 +11,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/queries"
 )
 
@@ -35,7 +35,7 @@ type fakeRequest struct {
 // newStore opens a database with the rebuilt tables created empty.
 func newStore(t testing.TB) *store.Store {
 	t.Helper()
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	if _, err := st.Conn.ExecContext(context.Background(), queries.Get("rebuild_tables")); err != nil {
 		t.Fatal(err)
 	}

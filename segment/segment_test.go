@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
 )
@@ -285,10 +285,10 @@ func TestHostileAttributeName(t *testing.T) {
 			t.Errorf("query text contains %q from a user-given name:\n%s", part, text)
 		}
 	}
-	if n := storetest.Count(t, st, "SELECT count(*) FROM requests"); n != 90 {
+	if n := testkit.Count(t, st, "SELECT count(*) FROM requests"); n != 90 {
 		t.Errorf("requests has %d rows after the query, want 90", n)
 	}
-	if n := storetest.Count(t, st, "SELECT count(*) FROM spans"); n != 90 {
+	if n := testkit.Count(t, st, "SELECT count(*) FROM spans"); n != 90 {
 		t.Errorf("spans has %d rows after the query, want 90", n)
 	}
 }

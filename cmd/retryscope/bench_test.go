@@ -11,7 +11,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/retryscope/retryscope/internal/otlptest"
+	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/testkit"
 )
 
 // benchDir keeps generated dumps between benchmark runs; they are large.
@@ -30,11 +31,11 @@ func benchDump(b *testing.B, framing string, n int) string {
 		b.Fatal(err)
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	write := otlptest.WriteProtoFramed
+	write := gen.WriteProtoFramed
 	if framing == "json" {
-		write = otlptest.WriteJSONLines
+		write = gen.WriteJSONLines
 	}
-	err = otlptest.Generate(7, n, 500, func(td ptrace.Traces) error { return write(w, []ptrace.Traces{td}) })
+	err = testkit.Generate(7, n, 500, func(td ptrace.Traces) error { return write(w, []ptrace.Traces{td}) })
 	if err == nil {
 		err = w.Flush()
 	}
@@ -96,7 +97,7 @@ func BenchmarkDecodeReference(b *testing.B) {
 		b.Run(framing, func(b *testing.B) {
 			const n = 100_000
 			var msgs [][]byte
-			otlptest.Generate(7, n, 500, func(td ptrace.Traces) error {
+			testkit.Generate(7, n, 500, func(td ptrace.Traces) error {
 				var m []byte
 				if framing == "json" {
 					m, _ = (&ptrace.JSONMarshaler{}).MarshalTraces(td)

@@ -20,7 +20,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 )
 
 // crashCase stops the run of one night (1: the first, into an empty
@@ -131,14 +131,14 @@ func crashState(t *testing.T, dir string) map[string]string {
 	}
 	st := nightlyOpen(t, db)
 	for name, q := range map[string]string{
-		"spans":           "SELECT " + storetest.SpansColumns + " FROM spans ORDER BY ALL",
+		"spans":           "SELECT " + testkit.SpansColumns + " FROM spans ORDER BY ALL",
 		"ingest_files":    `SELECT path, sha256, size_bytes, format, compression, records, spans_read, spans_new, rejected FROM ingest_files ORDER BY ALL`,
 		"ingest_errors":   `SELECT path, "offset", reason, detail, trace_id, span_id FROM ingest_errors ORDER BY ALL`,
 		"run_window":      `SELECT * FROM run_window`,
 		"parquet_pending": `SELECT * FROM parquet_pending ORDER BY ALL`,
 		"parent_cycles":   `SELECT * FROM parent_cycles ORDER BY ALL`,
 	} {
-		out[name] = storetest.Dump(t, st, q)
+		out[name] = testkit.Dump(t, st, q)
 	}
 	st.Close()
 	for table, rows := range nightlyReadParquet(t, filepath.Join(dir, "parquet")) {
@@ -237,7 +237,7 @@ func TestCrashAtEveryStepThenRerun(t *testing.T) {
 				}
 			}) {
 				if got[k] != want[k] {
-					t.Errorf("%s differs from the runs never stopped: %s", k, storetest.FirstDiff(want[k], got[k]))
+					t.Errorf("%s differs from the runs never stopped: %s", k, testkit.FirstDiff(want[k], got[k]))
 				}
 			}
 			if got["report.md.tmp"] != "" {
@@ -280,7 +280,7 @@ func TestParquetRecoversAfterFailedExport(t *testing.T) {
 	want, got := nightlyReadParquet(t, filepath.Join(clean, "parquet")), nightlyReadParquet(t, filepath.Join(work, "parquet"))
 	for _, table := range nightlyParquetTables {
 		if got[table] != want[table] {
-			t.Errorf("Parquet %s differs from a clean run's: %s", table, storetest.FirstDiff(want[table], got[table]))
+			t.Errorf("Parquet %s differs from a clean run's: %s", table, testkit.FirstDiff(want[table], got[table]))
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retryscope/retryscope/internal/gen"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 )
 
 // Bringing the derived tables up to date after each new file, with only the
@@ -68,11 +68,11 @@ func TestIncrementalDeriveEqualsFull(t *testing.T) {
 		 FROM baselines ORDER BY request_id, kind`,
 		`SELECT * FROM baseline_arms ORDER BY request_id`,
 	} {
-		if a, b := storetest.Dump(t, full, q), storetest.Dump(t, inc, q); a != b {
-			t.Errorf("%s\ndiffers between one run and a run per file:\n%s", q, storetest.FirstDiff(a, b))
+		if a, b := testkit.Dump(t, full, q), testkit.Dump(t, inc, q); a != b {
+			t.Errorf("%s\ndiffers between one run and a run per file:\n%s", q, testkit.FirstDiff(a, b))
 		}
 	}
-	n := storetest.Count(t, inc, `SELECT count(*) FROM baselines WHERE l0_ms IS NOT NULL`)
+	n := testkit.Count(t, inc, `SELECT count(*) FROM baselines WHERE l0_ms IS NOT NULL`)
 	if n == 0 {
 		t.Fatal("no baseline was computed: the comparison shows nothing")
 	}

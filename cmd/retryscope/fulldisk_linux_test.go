@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 )
 
 // tmpfsAt mounts a tmpfs of size bytes at dir, or skips the test where
@@ -108,7 +108,7 @@ func TestFullDiskOnTmpfs(t *testing.T) {
 			got := crashState(t, work)
 			for k := range want {
 				if got[k] != want[k] {
-					t.Errorf("%s differs from runs that never met a full disk: %s", k, storetest.FirstDiff(want[k], got[k]))
+					t.Errorf("%s differs from runs that never met a full disk: %s", k, testkit.FirstDiff(want[k], got[k]))
 				}
 			}
 		})

@@ -16,9 +16,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/retryscope/retryscope/internal/otlptest"
+	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 )
 
 // TestMain lets the test binary stand in for retryscope in subprocess
@@ -90,7 +90,7 @@ func writeDump(t *testing.T, dir string, files, spansPerFile int) {
 	t.Helper()
 	for i := 0; i < files; i++ {
 		var buf bytes.Buffer
-		if err := otlptest.WriteProtoFramed(&buf, otlptest.Batches(uint64(100+i), spansPerFile, 500)); err != nil {
+		if err := gen.WriteProtoFramed(&buf, testkit.Batches(uint64(100+i), spansPerFile, 500)); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, "part-"+string(rune('a'+i))+".pb"), buf.Bytes(), 0o644); err != nil {
@@ -138,9 +138,9 @@ func TestKillMidIngestThenRerun(t *testing.T) {
 	cmd.Wait()
 
 	st := openDB(t, db)
-	files := storetest.Count(t, st, `SELECT count(*) FROM ingest_files`)
-	stored := storetest.Count(t, st, `SELECT count(*) FROM spans`)
-	ledger := storetest.Count(t, st, `SELECT coalesce(sum(spans_new), 0) FROM ingest_files`)
+	files := testkit.Count(t, st, `SELECT count(*) FROM ingest_files`)
+	stored := testkit.Count(t, st, `SELECT count(*) FROM spans`)
+	ledger := testkit.Count(t, st, `SELECT coalesce(sum(spans_new), 0) FROM ingest_files`)
 	st.Close()
 	if files < 1 || files > 3 {
 		t.Fatalf("the kill did not land mid-dump: %d of 4 files committed", files)
@@ -155,11 +155,11 @@ func TestKillMidIngestThenRerun(t *testing.T) {
 	clean, killed := openDB(t, cleanDB), openDB(t, db)
 	defer clean.Close()
 	defer killed.Close()
-	if storetest.DumpSpans(t, clean) != storetest.DumpSpans(t, killed) {
+	if testkit.DumpSpans(t, clean) != testkit.DumpSpans(t, killed) {
 		t.Error("spans after kill and rerun differ from one clean run")
 	}
 	q := `SELECT path, sha256, records, spans_read, spans_new, rejected FROM ingest_files ORDER BY path`
-	if a, b := storetest.Dump(t, clean, q), storetest.Dump(t, killed, q); a != b {
+	if a, b := testkit.Dump(t, clean, q), testkit.Dump(t, killed, q); a != b {
 		t.Errorf("ledger differs:\nclean:\n%s\nkilled+rerun:\n%s", a, b)
 	}
 }

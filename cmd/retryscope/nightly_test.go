@@ -21,7 +21,7 @@ import (
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 )
 
 // nightlyTables are the derived tables a run maintains, dumped whole: every
@@ -182,7 +182,7 @@ func nightlyDumpTables(t testing.TB, db string) map[string]string {
 		if ex := nightlyRunSpecific[table]; len(ex) > 0 {
 			cols = "* EXCLUDE (" + strings.Join(ex, ", ") + ")"
 		}
-		out[table] = storetest.Dump(t, st, "SELECT "+cols+" FROM "+table+" ORDER BY ALL")
+		out[table] = testkit.Dump(t, st, "SELECT "+cols+" FROM "+table+" ORDER BY ALL")
 		if out[table] == "" && table != "baselines" {
 			t.Fatalf("%s: table %s is empty", db, table)
 		}
@@ -194,14 +194,14 @@ func nightlyDumpTables(t testing.TB, db string) map[string]string {
 // Hive-partitioned glob, as a notebook would, every column sorted.
 func nightlyReadParquet(t testing.TB, dir string) map[string]string {
 	t.Helper()
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	if _, err := st.Conn.ExecContext(context.Background(), `SET TimeZone = 'UTC'`); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
 	for _, table := range nightlyParquetTables {
 		glob := filepath.Join(dir, table, "*", "*.parquet")
-		out[table] = storetest.Dump(t, st, `SELECT * FROM read_parquet($1, hive_partitioning = true) ORDER BY ALL`, glob)
+		out[table] = testkit.Dump(t, st, `SELECT * FROM read_parquet($1, hive_partitioning = true) ORDER BY ALL`, glob)
 		if out[table] == "" {
 			t.Fatalf("%s: no rows", glob)
 		}
@@ -219,7 +219,7 @@ func nightlyOpen(t testing.TB, path string) *store.Store {
 func nightlyCompare(t testing.TB, what string, a, b string) {
 	t.Helper()
 	if a != b {
-		t.Errorf("%s differ (first: two nights, second: one run): %s", what, storetest.FirstDiff(a, b))
+		t.Errorf("%s differ (first: two nights, second: one run): %s", what, testkit.FirstDiff(a, b))
 	}
 }
 
@@ -267,7 +267,7 @@ func TestTwoNightsEqualOneRun(t *testing.T) {
 	nightlyRun(t, "run", "--db", dbB, "--parquet", pqB, "--report", repB, "--baseline", "all", d1, d2)
 
 	st := nightlyOpen(t, dbB)
-	split := storetest.Count(t, st, `SELECT count(*) FROM requests r WHERE r.end_ns >= $1
+	split := testkit.Count(t, st, `SELECT count(*) FROM requests r WHERE r.end_ns >= $1
 		AND EXISTS (SELECT 1 FROM attempts a WHERE a.request_id = r.request_id AND a.end_ns < $1)`, nightlyMidnight.UnixNano())
 	st.Close()
 	t.Logf("%d logical requests have attempts in both nights' dumps", split)
@@ -347,7 +347,7 @@ func TestRetentionStaysIncremental(t *testing.T) {
 		t.Errorf("the night that dropped data should update, not rebuild:\n%s", log)
 	}
 	st := nightlyOpen(t, dbA)
-	left := storetest.Count(t, st, `SELECT count(*) FROM requests WHERE start_ns < $1`, nightlyMidnight.UnixNano())
+	left := testkit.Count(t, st, `SELECT count(*) FROM requests WHERE start_ns < $1`, nightlyMidnight.UnixNano())
 	st.Close()
 	t.Logf("%d requests that started before the cut are kept, built from the traces that straddle it", left)
 
@@ -538,9 +538,9 @@ func nightlyDBState(t testing.TB, db string) map[string]string {
 	out := nightlyDumpTables(t, db)
 	st := nightlyOpen(t, db)
 	defer st.Close()
-	out["spans"] = storetest.DumpSpans(t, st)
-	out["ingest_files"] = storetest.Dump(t, st, nightlyLedger)
-	out["ingest_files count"] = storetest.Dump(t, st, `SELECT count(*) FROM ingest_files`)
+	out["spans"] = testkit.DumpSpans(t, st)
+	out["ingest_files"] = testkit.Dump(t, st, nightlyLedger)
+	out["ingest_files count"] = testkit.Dump(t, st, `SELECT count(*) FROM ingest_files`)
 	return out
 }
 
@@ -669,7 +669,7 @@ func TestParquetTypes(t *testing.T) {
 	pq := filepath.Join(dir, "parquet")
 	nightlyRun(t, "run", "--db", filepath.Join(dir, "p.duckdb"), "--parquet", pq, dump)
 
-	st := storetest.Open(t)
+	st := testkit.Open(t)
 	ctx := context.Background()
 	if _, err := st.Conn.ExecContext(ctx, `SET TimeZone = 'UTC'`); err != nil {
 		t.Fatal(err)
@@ -742,21 +742,21 @@ func TestParquetTypes(t *testing.T) {
 		if table != "requests" {
 			args = append(args, glob("requests"))
 		}
-		if bad := storetest.Count(t, st, q, args...); bad != 0 {
+		if bad := testkit.Count(t, st, q, args...); bad != 0 {
 			t.Errorf("%s: %d rows whose date partition is not the UTC day of the request's start", table, bad)
 		}
 	}
-	days := storetest.Dump(t, st, `SELECT DISTINCT strftime(date, '%Y-%m-%d') FROM read_parquet($1, hive_partitioning = true) ORDER BY 1`, glob("requests"))
+	days := testkit.Dump(t, st, `SELECT DISTINCT strftime(date, '%Y-%m-%d') FROM read_parquet($1, hive_partitioning = true) ORDER BY 1`, glob("requests"))
 	if days != "2026-11-28\n2026-11-29\n" {
 		t.Errorf("request days in Parquet: %q, want 2026-11-28 and 2026-11-29", days)
 	}
-	n := storetest.Count(t, st, `SELECT count(*) FROM read_parquet($1, hive_partitioning = true) WHERE date = DATE '2026-11-29'`, glob("requests"))
+	n := testkit.Count(t, st, `SELECT count(*) FROM read_parquet($1, hive_partitioning = true) WHERE date = DATE '2026-11-29'`, glob("requests"))
 	if n == 0 {
 		t.Error("filtering on the date partition finds no requests on 2026-11-29")
 	}
 
 	// Baselines: every row has a known kind and provenance.
-	kinds := storetest.Dump(t, st, `SELECT DISTINCT kind FROM read_parquet($1, hive_partitioning = true) ORDER BY 1`, glob("baselines"))
+	kinds := testkit.Dump(t, st, `SELECT DISTINCT kind FROM read_parquet($1, hive_partitioning = true) ORDER BY 1`, glob("baselines"))
 	if kinds == "" {
 		t.Fatal("baselines Parquet has no rows")
 	}
@@ -769,13 +769,13 @@ func TestParquetTypes(t *testing.T) {
 			t.Errorf("baselines Parquet: unknown kind %q (want one of %v)", k, baseline.Kinds())
 		}
 	}
-	prov := storetest.Dump(t, st, `SELECT DISTINCT provenance FROM read_parquet($1, hive_partitioning = true) ORDER BY 1`, glob("baselines"))
+	prov := testkit.Dump(t, st, `SELECT DISTINCT provenance FROM read_parquet($1, hive_partitioning = true) ORDER BY 1`, glob("baselines"))
 	for _, p := range strings.Fields(prov) {
 		if p != "measured" && p != "experiment" && p != "modeled" {
 			t.Errorf("baselines Parquet: provenance %q, want measured, experiment or modeled", p)
 		}
 	}
-	if nulls := storetest.Count(t, st, `SELECT count(*) FROM read_parquet($1, hive_partitioning = true) WHERE kind IS NULL OR provenance IS NULL`, glob("baselines")); nulls != 0 {
+	if nulls := testkit.Count(t, st, `SELECT count(*) FROM read_parquet($1, hive_partitioning = true) WHERE kind IS NULL OR provenance IS NULL`, glob("baselines")); nulls != 0 {
 		t.Errorf("baselines Parquet: %d rows without kind or provenance", nulls)
 	}
 	t.Logf("baseline kinds: %s; provenance: %s", strings.Join(strings.Fields(kinds), ","), strings.Join(strings.Fields(prov), ","))

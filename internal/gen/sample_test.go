@@ -40,7 +40,7 @@ func TestSample(t *testing.T) {
 		path := filepath.Join(sampleDir, name)
 		want, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
-			t.Skipf("%s is missing; create it with -update-sample", path)
+			t.Fatalf("%s is missing; create it with -update-sample", path)
 		}
 		if err != nil {
 			t.Fatal(err)

@@ -1,46 +1,17 @@
-// Package fixtures_test checks the hand-built fixtures in testdata/fixtures:
-// every traces.jsonl line decodes with pdata's own JSON unmarshaler, and each
-// expected.json agrees with the spans it names (anchor and attempt spans
-// exist, latency recomputes from their timestamps, counts add up). It does
-// not run retryscope; it keeps the fixtures honest so tests that do can
-// trust them.
-package fixtures_test
+package main
 
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retryscope/retryscope/internal/testkit"
 )
-
-const fixturesDir = "../../testdata/fixtures"
-
-type expectedFile struct {
-	Notes    string            `json:"notes"`
-	Requests []expectedRequest `json:"requests"`
-}
-
-type expectedRequest struct {
-	Key            string    `json:"key"`
-	Attempts       int       `json:"attempts"`
-	Layers         []float64 `json:"layers"`
-	Outcome        string    `json:"outcome"`
-	LatencyMS      float64   `json:"latency_ms"`
-	LatencyBasis   string    `json:"latency_basis"`
-	Triggers       []string  `json:"triggers"`
-	Route          *string   `json:"route"`
-	FinalRoute     *string   `json:"final_route"`
-	AttemptSpanIDs []string  `json:"attempt_span_ids"`
-	AltKeys        []string  `json:"alt_keys"`
-	MissingParents []string  `json:"missing_parents"`
-	TTFTMS         *float64  `json:"ttft_ms"`
-}
 
 type spanRec struct {
 	traceID, spanID, parent string
@@ -53,7 +24,7 @@ type spanRec struct {
 	events                  []uint64
 }
 
-var triggers = map[string]bool{
+var knownTriggers = map[string]bool{
 	"timeout": true, "connection": true, "rate_limited": true, "server_error": true,
 	"client_error": true, "cancelled": true, "rejected_output": true, "abandoned": true, "unknown": true,
 }
@@ -134,42 +105,25 @@ func attemptKey(traceID, id string) string {
 	return traceID + ":" + id
 }
 
+// TestFixtures checks the hand-built fixtures in testdata/fixtures: every
+// traces.jsonl line decodes with pdata's own JSON unmarshaler, and each
+// expected.json agrees with the spans it names (anchor and attempt spans
+// exist, latency recomputes from their timestamps, counts add up). It does
+// not run retryscope; it keeps the fixtures honest so tests that do can
+// trust them.
 func TestFixtures(t *testing.T) {
-	dirs, err := os.ReadDir(fixturesDir)
-	if err != nil {
-		t.Fatal(err)
+	fixtures := testkit.Fixtures(t)
+	if len(fixtures) < 4 {
+		t.Fatalf("found %d fixtures, want at least 4", len(fixtures))
 	}
-	n := 0
-	for _, d := range dirs {
-		if !d.IsDir() {
-			continue
-		}
-		dir := filepath.Join(fixturesDir, d.Name())
-		if _, err := os.Stat(filepath.Join(dir, "expected.json")); err != nil {
-			continue
-		}
-		n++
-		t.Run(d.Name(), func(t *testing.T) { checkFixture(t, dir) })
-	}
-	if n < 4 {
-		t.Fatalf("found %d fixtures, want at least 4", n)
+	for _, f := range fixtures {
+		t.Run(f.Name, func(t *testing.T) { checkFixture(t, f) })
 	}
 }
 
-func checkFixture(t *testing.T, dir string) {
-	spans, lines := loadSpans(t, filepath.Join(dir, "traces.jsonl"))
-	raw, err := os.ReadFile(filepath.Join(dir, "expected.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var exp expectedFile
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&exp); err != nil {
-		t.Fatal(err)
-	}
-	if exp.Notes == "" || len(exp.Requests) == 0 {
-		t.Fatal("expected.json needs notes and requests")
-	}
+func checkFixture(t *testing.T, f testkit.Fixture) {
+	spans, lines := loadSpans(t, f.Traces)
+	exp := testkit.ReadExpected(t, f)
 	if lines < 2 {
 		t.Errorf("only %d export lines; a batch exporter splits traces", lines)
 	}
@@ -250,7 +204,7 @@ func checkFixture(t *testing.T, dir string) {
 			t.Errorf("%s: %d triggers, want %d", r.Key, len(r.Triggers), wantTrig)
 		}
 		for _, tr := range r.Triggers {
-			if !triggers[tr] {
+			if !knownTriggers[tr] {
 				t.Errorf("%s: unknown trigger %q", r.Key, tr)
 			}
 		}

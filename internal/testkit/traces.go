@@ -1,6 +1,4 @@
-// Package otlptest builds OTLP trace data for tests and benchmarks, and
-// writes it in every framing retryscope reads, using pdata's own marshalers.
-package otlptest
+package testkit
 
 import (
 	"bytes"
@@ -9,11 +7,16 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retryscope/retryscope/internal/gen"
 )
 
 // BaseNS is the first span's start: a 19-digit nanosecond time that a
@@ -138,34 +141,18 @@ type Framing struct {
 // Framings lists every input form of SPEC §2.
 func Framings() []Framing {
 	return []Framing{
-		{"json-lines", WriteJSONLines},
+		{"json-lines", gen.WriteJSONLines},
 		{"json-doc-pretty", WriteJSONDocument},
-		{"proto-framed", WriteProtoFramed},
+		{"proto-framed", gen.WriteProtoFramed},
 		{"proto-framed-zstd", WriteProtoFramedZstd},
 		{"json-framed-zstd", WriteJSONFramedZstd},
 		{"proto-varint", WriteProtoVarint},
 		{"proto-raw", WriteProtoRaw},
-		{"json-lines.gz", Gzip(WriteJSONLines)},
-		{"proto-framed.zst", Zstd(WriteProtoFramed)},
+		{"json-lines.gz", Gzip(gen.WriteJSONLines)},
+		{"proto-framed.zst", Zstd(gen.WriteProtoFramed)},
 		{"proto-varint.gz", Gzip(WriteProtoVarint)},
 		{"proto-raw.zst", Zstd(WriteProtoRaw)},
 	}
-}
-
-// WriteJSONLines writes one ExportTraceServiceRequest per line, as the
-// Collector's file exporter does with format: json.
-func WriteJSONLines(w io.Writer, batches []ptrace.Traces) error {
-	m := &ptrace.JSONMarshaler{}
-	for _, td := range batches {
-		b, err := m.MarshalTraces(td)
-		if err != nil {
-			return err
-		}
-		if _, err := w.Write(append(b, '\n')); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // WriteJSONDocument writes all batches as one pretty-printed document.
@@ -184,30 +171,21 @@ func WriteJSONDocument(w io.Writer, batches []ptrace.Traces) error {
 	return err
 }
 
-// WriteProtoFramed writes each batch with a 4-byte big-endian length, as
-// the Collector's file exporter does with format: proto.
-func WriteProtoFramed(w io.Writer, batches []ptrace.Traces) error {
-	return writeFramed(w, batches, false, false)
-}
-
-// WriteProtoFramedZstd is WriteProtoFramed with compression: zstd: each
+// WriteProtoFramedZstd is gen.WriteProtoFramed with compression: zstd: each
 // message compressed, then framed.
 func WriteProtoFramedZstd(w io.Writer, batches []ptrace.Traces) error {
-	return writeFramed(w, batches, false, true)
+	return writeFramedZstd(w, batches, false)
 }
 
 // WriteJSONFramedZstd is the file exporter's format: json with
 // compression: zstd.
 func WriteJSONFramedZstd(w io.Writer, batches []ptrace.Traces) error {
-	return writeFramed(w, batches, true, true)
+	return writeFramedZstd(w, batches, true)
 }
 
-func writeFramed(w io.Writer, batches []ptrace.Traces, asJSON, compress bool) error {
-	var enc *zstd.Encoder
-	if compress {
-		enc, _ = zstd.NewWriter(nil)
-		defer enc.Close()
-	}
+func writeFramedZstd(w io.Writer, batches []ptrace.Traces, asJSON bool) error {
+	enc, _ := zstd.NewWriter(nil)
+	defer enc.Close()
 	for _, td := range batches {
 		var b []byte
 		var err error
@@ -219,9 +197,7 @@ func writeFramed(w io.Writer, batches []ptrace.Traces, asJSON, compress bool) er
 		if err != nil {
 			return err
 		}
-		if compress {
-			b = enc.EncodeAll(b, nil)
-		}
+		b = enc.EncodeAll(b, nil)
 		var n [4]byte
 		binary.BigEndian.PutUint32(n[:], uint32(len(b)))
 		if _, err := w.Write(append(n[:], b...)); err != nil {
@@ -299,4 +275,26 @@ func SpanCount(batches []ptrace.Traces) int {
 		n += td.SpanCount()
 	}
 	return n
+}
+
+// WriteFile writes batches to path with write (gen.WriteJSONLines,
+// gen.WriteProtoFramed or a Framing's Write), creating path's directory,
+// and returns path. It is the one way tests put traces in a file.
+func WriteFile(t testing.TB, path string, write func(io.Writer, []ptrace.Traces) error, batches []ptrace.Traces) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := write(f, batches); err != nil {
+		f.Close()
+		t.Fatalf("write %s: %v", path, err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

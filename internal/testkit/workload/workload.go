@@ -1,17 +1,17 @@
-// Package gentest loads generated traces into a throwaway database for
-// tests: generate, write as OTLP/JSON lines, ingest, rebuild.
-package gentest
+// Package workload loads generated traces into a throwaway database for
+// tests: generate, write as OTLP/JSON lines, ingest, rebuild. It is apart
+// from testkit because it imports ingest, whose own tests use testkit.
+package workload
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
 )
 
@@ -23,16 +23,8 @@ func Rebuilt(t testing.TB, cfg gen.Config) (*store.Store, gen.Truth) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "traces.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := gen.WriteJSONLines(f, res.Traces); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	st := storetest.Open(t)
+	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "traces.jsonl"), gen.WriteJSONLines, res.Traces)
+	st := testkit.Open(t)
 	ctx := context.Background()
 	if _, err := ingest.Run(ctx, st, []string{path}, ingest.Options{}); err != nil {
 		t.Fatal(err)
@@ -43,9 +35,9 @@ func Rebuilt(t testing.TB, cfg gen.Config) (*store.Store, gen.Truth) {
 	return st, res.Truth
 }
 
-// BenchWorkload is the workload the derive benchmarks share: 50,000
-// logical requests of every shape, ingested and rebuilt.
-func BenchWorkload(b testing.TB) (*store.Store, gen.Truth) {
+// Bench is the workload the derive benchmarks share: 50,000 logical
+// requests of every shape, ingested and rebuilt.
+func Bench(b testing.TB) (*store.Store, gen.Truth) {
 	b.Helper()
 	cfg := gen.DefaultConfig()
 	cfg.Requests = 50_000

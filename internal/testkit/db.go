@@ -1,6 +1,4 @@
-// Package storetest opens throwaway databases and dumps tables as sorted
-// text, so tests compare what a user would query.
-package storetest
+package testkit
 
 import (
 	"context"
@@ -15,9 +13,17 @@ import (
 // Open creates a fresh database in a temporary directory.
 func Open(t testing.TB) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "t.duckdb"), store.Options{MemoryLimit: "1GB"})
+	return OpenFile(t, filepath.Join(t.TempDir(), "t.duckdb"))
+}
+
+// OpenFile opens the database at path, creating it if it is not there, and
+// closes it when the test ends (closing it earlier as well is harmless). It
+// is the one way tests open a database.
+func OpenFile(t testing.TB, path string) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), path, store.Options{MemoryLimit: "1GB"})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("open %s: %v", path, err)
 	}
 	t.Cleanup(func() { st.Close() })
 	return st

@@ -25,15 +25,28 @@
 --                       client time of every attempt but the final one
 --   hidden_work_ms, hidden_output_tokens  server work after the client
 --                       gave up on an attempt
+--   client_error_retries, client_error_retry_ms, client_error_retry_tokens
+--                       attempts made right after a client_error attempt (a
+--                       deterministic failure: 400, 401, 403, 404, 422 ...),
+--                       their elapsed time with the gap before each, and
+--                       their input and output tokens
 --   l0_ms, provenance   the baseline's L0 and provenance, NULL without one
 --   dim_1 ...           the request's value of each dimension
-WITH per_request AS (
+WITH ordered AS (
+    SELECT request_id, ordinal, elapsed_ms, is_final, input_tokens, output_tokens, gap_before_ms,
+           lag(trigger) OVER (PARTITION BY request_id ORDER BY ordinal) = 'client_error' AS after_client_error
+    FROM attempts
+),
+per_request AS (
     SELECT request_id,
            max(elapsed_ms) FILTER (WHERE ordinal = 1) AS first_attempt_ms,
            max(elapsed_ms) FILTER (WHERE ordinal = 2) AS second_attempt_ms,
            coalesce(sum(input_tokens) FILTER (WHERE NOT is_final), 0) AS duplicated_input_tokens,
-           coalesce(sum(elapsed_ms ORDER BY ordinal) FILTER (WHERE NOT is_final), 0) AS duplicated_attempt_ms
-    FROM attempts
+           coalesce(sum(elapsed_ms ORDER BY ordinal) FILTER (WHERE NOT is_final), 0) AS duplicated_attempt_ms,
+           count(*) FILTER (WHERE after_client_error) AS client_error_retries,
+           coalesce(sum(elapsed_ms + coalesce(gap_before_ms, 0) ORDER BY ordinal) FILTER (WHERE after_client_error), 0) AS client_error_retry_ms,
+           coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FILTER (WHERE after_client_error), 0) AS client_error_retry_tokens
+    FROM ordered
     GROUP BY request_id
 )
 SELECT r.start_ns,
@@ -50,6 +63,9 @@ SELECT r.start_ns,
        a.duplicated_attempt_ms,
        r.hidden_work_ms,
        r.hidden_output_tokens,
+       a.client_error_retries,
+       a.client_error_retry_ms,
+       a.client_error_retry_tokens,
        /*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance
        /*dims*/
 FROM requests r

@@ -31,6 +31,7 @@ type Flags struct {
 	until     string
 	bucket    string
 	ci        bool
+	findings  bool
 	minCohort int
 	sortBy    string
 
@@ -53,6 +54,7 @@ func (r *Flags) Register(fs *pflag.FlagSet, outputFlag string) {
 	fs.StringVar(&r.until, "until", "", "report the requests started before this time (RFC 3339, or a UTC day)")
 	fs.StringVar(&r.bucket, "bucket", "1h", "width of the time dimension (e.g. 15m, 1h, 1d)")
 	fs.BoolVar(&r.ci, "ci", false, "add seeded bootstrap 95% confidence intervals to p95/p99 and added latency")
+	fs.BoolVar(&r.findings, "findings", false, "print only the findings: what to change in the retry policy, most costly first")
 	fs.IntVar(&r.minCohort, "min-cohort", segment.DefaultMinCohort, "segments with fewer requests are pooled into (other)")
 	fs.StringVar(&r.sortBy, "sort", "retried_p99", "segment order: retried_p99, amplification, requests or key")
 }
@@ -112,7 +114,7 @@ func (r *Flags) Check() error {
 	if r.baseline != "all" && r.baseline != "none" {
 		spec.BaselineKind = r.baseline
 	}
-	r.opt.Segments, r.opt.Baseline = spec, r.baseline
+	r.opt.Segments, r.opt.Baseline, r.opt.FindingsOnly = spec, r.baseline, r.findings
 	return nil
 }
 

@@ -41,6 +41,8 @@ type Report struct {
 	Notes   []string     `json:"notes,omitempty"`
 	Ingest  Ingest       `json:"ingest"`
 	Linkage []LinkageRow `json:"linkage"`
+	// Findings are the changes the data supports, most costly first.
+	Findings []Finding `json:"findings"`
 
 	// settings is how the report was made, for the renderers' headings.
 	settings settings
@@ -52,6 +54,7 @@ type Report struct {
 type settings struct {
 	source    string // the database, for headings
 	explain   bool
+	findings  bool   // the findings alone
 	baseline  string // the added-latency kind of the segments, "" for none
 	ci        bool
 	seed      uint64
@@ -132,6 +135,8 @@ type Options struct {
 	Source string
 	// Explain adds the requests per rebuild rule.
 	Explain bool
+	// FindingsOnly shows the findings alone.
+	FindingsOnly bool
 }
 
 // rangeMethod says how the workload ranges are made, in every format.
@@ -152,7 +157,7 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	}
 	rep := &Report{Schema: Schema, Window: newWindow(opt.Window, opt.Why), Baselines: []baseline.Block{},
 		Segments: []segment.Segment{}, SegmentBy: []string{}}
-	rep.settings = settings{source: opt.Source, explain: opt.Explain, ci: spec.CI}
+	rep.settings = settings{source: opt.Source, explain: opt.Explain, findings: opt.FindingsOnly, ci: spec.CI}
 
 	// The workload is the segment engine with no dimensions and no filter.
 	whole := segment.Spec{Since: spec.Since, Until: spec.Until, CI: spec.CI, Seed: spec.Seed,
@@ -190,6 +195,9 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 		if blocks != nil {
 			rep.Baselines = blocks
 		}
+	}
+	if rep.Findings, err = findings(ctx, st, opt.Window, whole); err != nil {
+		return nil, fmt.Errorf("findings: %w", err)
 	}
 	i := &rep.Ingest
 	if err := st.Conn.QueryRowContext(ctx, queries.Get("report_ingest")).Scan(&i.Files, &i.SpansRead, &i.Spans, &i.Rejected); err != nil {

@@ -93,10 +93,14 @@ func (r *row) add(key, head string, c Cell) {
 }
 
 // Tables lays the report out as the tables text, Markdown and HTML show,
-// in order: the workload, its latency, layers, triggers, (with explain)
-// the rebuild rules, the baselines and the segments.
+// in order: the workload, the findings, latency, layers, triggers, (with
+// explain) the rebuild rules, the baselines and the segments; or, asked
+// for the findings alone, those.
 func (rep *Report) Tables() []Table {
-	ts := []Table{rep.workloadTable(), rep.latencyTable(), rep.layerTable()}
+	if rep.settings.findings {
+		return []Table{rep.findingsTable()}
+	}
+	ts := []Table{rep.workloadTable(), rep.findingsTable(), rep.latencyTable(), rep.layerTable()}
 	if len(rep.Workload.Triggers) > 0 {
 		ts = append(ts, rep.triggerTable())
 	}

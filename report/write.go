@@ -178,16 +178,20 @@ func mdEscape(s string) string {
 }
 
 // WriteCSV writes the segment table, every column of it: one row for all
-// the requests the segments cover, then one per segment. Figures are in
+// the requests the segments cover, then one per segment (asked for the
+// findings alone, the findings table). Figures are in
 // their base unit at full precision (ms, shares of 1, ratios); a missing
 // figure is an empty cell; a range or interval is two columns, _lo and
 // _hi.
 func WriteCSV(w io.Writer, rep *Report) error {
 	t := rep.SegmentTable()
+	if rep.settings.findings {
+		t = rep.findingsTable()
+	}
 	cw := csv.NewWriter(w)
 	var header []string
 	for j, c := range t.Columns {
-		if t.Rows[0][j].Range {
+		if len(t.Rows) > 0 && t.Rows[0][j].Range {
 			base := strings.TrimSuffix(c.Key, "_range")
 			header = append(header, base+"_lo", base+"_hi")
 			continue

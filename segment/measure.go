@@ -41,6 +41,13 @@ type Measures struct {
 	// HiddenOutputTokens the output generated in that time.
 	HiddenWorkMs       float64 `json:"hidden_work_ms"`
 	HiddenOutputTokens int64   `json:"hidden_output_tokens"`
+	// ClientErrorRetries counts attempts made right after a deterministic
+	// failure (trigger client_error: 400, 401, 403, 404, 422 ...), which a
+	// retry cannot fix; ClientErrorRetryMs is their time, the backoff
+	// before each included, and ClientErrorRetryTokens their tokens.
+	ClientErrorRetries     int64   `json:"client_error_retries"`
+	ClientErrorRetryMs     float64 `json:"client_error_retry_ms"`
+	ClientErrorRetryTokens int64   `json:"client_error_retry_tokens"`
 	// FirstAttemptMs is the elapsed time of each request's first attempt.
 	FirstAttemptMs Split `json:"first_attempt_ms"`
 	// SecondAttemptMs is the elapsed time of the second attempt, so only
@@ -129,6 +136,9 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		m.DuplicatedAttemptMs += r.dupMs
 		m.HiddenWorkMs += r.hiddenMs
 		m.HiddenOutputTokens += r.hiddenTokens
+		m.ClientErrorRetries += r.ceRetries
+		m.ClientErrorRetryMs += r.ceMs
+		m.ClientErrorRetryTokens += r.ceTokens
 		if !r.ok {
 			m.Failed++
 		}

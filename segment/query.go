@@ -161,10 +161,14 @@ type reqRow struct {
 	dup          int64
 	dupInput     int64
 	hiddenTokens int64
-	attempts     int32
-	ok           bool
-	stream       bool
-	provenance   string
+	// ceRetries, ceMs, ceTokens: attempts right after a client error.
+	ceRetries  int64
+	ceMs       float64
+	ceTokens   int64
+	attempts   int32
+	ok         bool
+	stream     bool
+	provenance string
 }
 
 func (r *reqRow) retried() bool { return r.attempts > 1 }
@@ -202,11 +206,12 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	var (
 		r                                         reqRow
 		ttft, first, second, gen, l0, dupMs, hidd sql.NullFloat64
-		dupIn, hiddTok                            sql.NullInt64
+		dupIn, hiddTok, ceRetries, ceTokens       sql.NullInt64
+		ceMs                                      sql.NullFloat64
 		prov                                      sql.NullString
 	)
 	dest := []any{&r.startNs, &r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &r.dup, &first, &second,
-		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &l0, &prov}
+		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &ceRetries, &ceMs, &ceTokens, &l0, &prov}
 	for i := range dims {
 		dest = append(dest, &dims[i])
 	}
@@ -216,6 +221,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		}
 		r.ttft, r.first, r.second, r.generation, r.l0 = orNaN(ttft), orNaN(first), orNaN(second), orNaN(gen), orNaN(l0)
 		r.dupInput, r.dupMs, r.hiddenMs, r.hiddenTokens = dupIn.Int64, dupMs.Float64, hidd.Float64, hiddTok.Int64
+		r.ceRetries, r.ceMs, r.ceTokens = ceRetries.Int64, ceMs.Float64, ceTokens.Int64
 		r.provenance = prov.String
 		key := strings.Join(dims, "\x00")
 		c := byKey[key]

@@ -1,0 +1,164 @@
+package report
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/segment"
+)
+
+// Finding is one change to a retry policy that the data supports: the
+// requests it applies to, the evidence, what it costs now and what to
+// change. Findings are ranked by cost.
+type Finding struct {
+	// Kind names the finding, e.g. retry_on_client_error.
+	Kind string `json:"kind"`
+	// Segment names the requests it applies to, dimension to value, in
+	// the findings' dimensions (FindingDims); empty for every request.
+	Segment map[string]string `json:"segment"`
+	// Problem says what is wrong, in a sentence.
+	Problem string `json:"problem"`
+	// Evidence are the figures behind it.
+	Evidence []Evidence `json:"evidence"`
+	// Cost is what the problem costs in the window.
+	Cost Cost `json:"cost"`
+	// Change is the change it suggests.
+	Change string `json:"change"`
+}
+
+// Evidence is one figure behind a finding, with its unit (as the tables
+// name units: count, ms, share, ratio) and, for a tail figure, its CI.
+type Evidence struct {
+	Name  string          `json:"name"`
+	Value float64         `json:"value"`
+	Unit  string          `json:"unit"`
+	CI95  *model.Interval `json:"ci95,omitempty"`
+}
+
+// Cost is what a finding's problem costs: attempts made, client time
+// spent and tokens sent and received in vain.
+type Cost struct {
+	Attempts int64   `json:"attempts"`
+	TimeMs   float64 `json:"time_ms"`
+	Tokens   int64   `json:"tokens"`
+}
+
+// FindingDims are the dimensions a finding names its requests by: where
+// a retry policy lives.
+var FindingDims = []segment.Kind{segment.KindService, segment.KindOperation, segment.KindRoute}
+
+// detector finds one kind of problem among the segments of FindingDims
+// (every request's measures in all).
+type detector func(ctx context.Context, st *store.Store, win model.Window, all *segment.Measures, segs []segment.Segment) ([]Finding, error)
+
+// detectors are every kind of finding, in no particular order: findings
+// are ranked by cost.
+var detectors = []detector{
+	clientErrorRetries,
+}
+
+// findings runs every detector over the window's requests segmented by
+// FindingDims, and ranks what they find by cost.
+func findings(ctx context.Context, st *store.Store, win model.Window, spec segment.Spec) ([]Finding, error) {
+	spec.By, spec.Where = nil, nil
+	for _, k := range FindingDims {
+		spec.By = append(spec.By, segment.Dim{Kind: k})
+	}
+	spec.MinCohort, spec.CI, spec.Samples = 1, false, false
+	res, err := segment.Compute(ctx, st, spec)
+	if err != nil {
+		return nil, err
+	}
+	out := []Finding{}
+	for _, d := range detectors {
+		f, err := d(ctx, st, win, &res.Workload, res.Segments)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f...)
+	}
+	slices.SortStableFunc(out, func(a, b Finding) int {
+		return cmp.Or(cmp.Compare(b.Cost.TimeMs, a.Cost.TimeMs), cmp.Compare(b.Cost.Attempts, a.Cost.Attempts),
+			cmp.Compare(b.Cost.Tokens, a.Cost.Tokens), cmp.Compare(a.Kind, b.Kind),
+			cmp.Compare(segmentName(a.Segment), segmentName(b.Segment)))
+	})
+	return out, nil
+}
+
+// segmentName is a finding's segment as text: "service=a, route=b".
+func segmentName(seg map[string]string) string {
+	if len(seg) == 0 {
+		return "every request"
+	}
+	var parts []string
+	for _, k := range FindingDims {
+		if v, ok := seg[string(k)]; ok {
+			parts = append(parts, string(k)+"="+v)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// minWasted is the fewest retries a finding about wasted retries needs:
+// fewer are noise, not a policy.
+const minWasted = 5
+
+// clientErrorRetries finds retries after deterministic failures (400, 401,
+// 403, 404, 422 ...), which no retry fixes.
+func clientErrorRetries(_ context.Context, _ *store.Store, _ model.Window, _ *segment.Measures, segs []segment.Segment) ([]Finding, error) {
+	var out []Finding
+	for _, s := range segs {
+		if s.ClientErrorRetries < minWasted {
+			continue
+		}
+		out = append(out, Finding{
+			Kind:    "retry_on_client_error",
+			Segment: s.By,
+			Problem: fmt.Sprintf("%d retries followed a client error (4xx such as 400, 404 or 422) that a retry does not fix",
+				s.ClientErrorRetries),
+			Evidence: []Evidence{
+				{Name: "retries after a client error", Value: float64(s.ClientErrorRetries), Unit: "count"},
+				{Name: "share of the segment's attempts", Value: float64(s.ClientErrorRetries) / float64(s.Attempts), Unit: "share"},
+			},
+			Cost:   Cost{Attempts: s.ClientErrorRetries, TimeMs: s.ClientErrorRetryMs, Tokens: s.ClientErrorRetryTokens},
+			Change: "stop retrying deterministic client errors (400, 401, 403, 404, 422) here; fix the request instead",
+		})
+	}
+	return out, nil
+}
+
+// findingsTable lays the findings out, most costly first; each finding's
+// evidence and change follow as notes.
+func (rep *Report) findingsTable() Table {
+	t := Table{Title: "Findings, most costly first", Labels: 3, Columns: []Column{{"rank", "#"}, {"kind", "finding"},
+		{"segment", "where"}, {"cost_attempts", "attempts"}, {"cost_time_ms", "time"}, {"cost_tokens", "tokens"}}}
+	for i, f := range rep.Findings {
+		t.Rows = append(t.Rows, []Cell{text(fmt.Sprint(i + 1)), text(f.Kind), text(segmentName(f.Segment)),
+			count(f.Cost.Attempts), value(Ms, f.Cost.TimeMs), count(f.Cost.Tokens)})
+		var ev []string
+		for _, e := range f.Evidence {
+			ev = append(ev, e.Name+" "+evidenceText(e))
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("%d. %s. Evidence: %s. Change: %s.", i+1, f.Problem, strings.Join(ev, "; "), f.Change))
+	}
+	if len(rep.Findings) == 0 {
+		t.Notes = []string{"No finding: no retry policy here has a problem the data shows."}
+	}
+	return t
+}
+
+// evidenceText formats a figure of evidence as the tables format its
+// unit, with its interval when it has one.
+func evidenceText(e Evidence) string {
+	u := map[string]Unit{"count": Count, "ms": Ms, "share": Share, "ratio": Times}[e.Unit]
+	s := value(u, e.Value).String()
+	if e.CI95 != nil {
+		s += " (95% CI " + Cell{Unit: u, V: e.CI95.Lo, Hi: e.CI95.Hi, Range: true}.String() + ")"
+	}
+	return s
+}

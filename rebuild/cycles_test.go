@@ -11,9 +11,9 @@ import (
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
-	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 // A loop of parent links (A→B→C→A) is cut at the span that starts first,

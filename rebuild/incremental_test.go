@@ -11,9 +11,9 @@ import (
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
-	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 // writeParts writes each part as a JSON-lines file and returns the paths.

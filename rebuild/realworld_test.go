@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/storetest"
 	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 // expectedFixture is testdata/fixtures/*/expected.json (see the README there).
@@ -44,7 +44,7 @@ type expectedFixture struct {
 // libraries and instrumentations in testdata/fixtures, with no
 // configuration, and compares each logical request with expected.json.
 func TestRealInstrumentations(t *testing.T) {
-	dirs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "fixtures", "*", "expected.json"))
+	dirs, _ := filepath.Glob(filepath.Join("..", "testdata", "fixtures", "*", "expected.json"))
 	if len(dirs) == 0 {
 		t.Fatal("no fixtures in testdata/fixtures")
 	}

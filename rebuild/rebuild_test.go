@@ -14,9 +14,9 @@ import (
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/gentest"
-	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 // rebuilt is one row of the requests table, as the tests compare it.
@@ -271,7 +271,7 @@ func TestLinkage(t *testing.T) {
 // TestBundledSample rebuilds testdata/sample, the README's quick start, and
 // compares it with the truth file beside it.
 func TestBundledSample(t *testing.T) {
-	dir := filepath.Join("..", "..", "testdata", "sample")
+	dir := filepath.Join("..", "testdata", "sample")
 	raw, err := os.ReadFile(filepath.Join(dir, "traces.jsonl.truth.json"))
 	if err != nil {
 		t.Skipf("no bundled sample: %v", err)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/htmlreport"
-	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/internal/storetest"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 func samplePage(t *testing.T) []byte {

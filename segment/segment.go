@@ -136,7 +136,7 @@ type Result struct {
 	Workload Measures `json:"workload"`
 	// Segments partition the workload, in Sort order.
 	Segments []Segment `json:"segments"`
-	// Notes say what was left out and why (e.g. no baselines table).
+	// Notes say what was left out and why (e.g. no baselines computed).
 	Notes []string `json:"notes,omitempty"`
 	// WorkloadRanges, when set, bound the workload figures that rest on
 	// joins inferred across traces; WriteCSV puts them on the workload
@@ -229,14 +229,14 @@ func Compute(ctx context.Context, st *store.Store, spec Spec) (Result, error) {
 	}
 	withBaseline := false
 	if spec.BaselineKind != "" {
-		withBaseline, err = hasTable(ctx, st, "baselines")
+		withBaseline, err = st.BaselinesComputed(ctx)
 		if err != nil {
 			return Result{}, fmt.Errorf("segment: look for baselines: %w", err)
 		}
 		if withBaseline {
 			s.baseline, res.Baseline = spec.BaselineKind, spec.BaselineKind
 		} else {
-			res.Notes = append(res.Notes, fmt.Sprintf("added latency against %q left out: no baselines table (compute baselines first)", spec.BaselineKind))
+			res.Notes = append(res.Notes, fmt.Sprintf("added latency against %q left out: no baselines computed yet", spec.BaselineKind))
 		}
 	}
 	since, until := int64(math.MinInt64), int64(math.MaxInt64)

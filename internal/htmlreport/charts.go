@@ -250,10 +250,12 @@ func stormTimeline(ctx context.Context, st *store.Store, w model.Window) ([]*Cha
 // addedLatency draws the cumulative distribution of latency added by the
 // retry against one baseline kind, when baselines exist.
 func addedLatency(ctx context.Context, st *store.Store, kind string, w model.Window) (*Chart, error) {
-	var n int
-	st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE table_name = 'baselines' AND NOT temporary`).Scan(&n)
-	if n == 0 || kind == "" || kind == "all" {
+	if kind == "" || kind == "all" {
 		return nil, nil
+	}
+	computed, err := st.BaselinesComputed(ctx)
+	if err != nil || !computed {
+		return nil, err
 	}
 	lo, hi := w.Bounds()
 	rows, err := st.Conn.QueryContext(ctx, `SELECT r.latency_ms - b.l0_ms FROM baselines b JOIN requests r USING (request_id)

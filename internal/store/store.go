@@ -1,5 +1,7 @@
 // Package store is retryscope's DuckDB adapter: it opens the database file,
-// keeps its schema, and writes ingested files one transaction at a time.
+// owns its schema (every table is made by the migrations in
+// queries/migrations, run on open), and writes ingested files one
+// transaction at a time.
 package store
 
 import (
@@ -109,9 +111,9 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("configure %s: %w", path, err)
 	}
-	if _, err := conn.ExecContext(ctx, queries.Get("schema")); err != nil {
+	if err := s.migrate(ctx); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("set up schema in %s: %w", path, err)
+		return nil, fmt.Errorf("schema of %s: %w", path, err)
 	}
 	if _, err := conn.ExecContext(ctx, queries.Get("drop_unfinished")); err != nil {
 		s.Close()
@@ -418,3 +420,11 @@ func (s *Store) SetMemoryLimit(ctx context.Context, limit string) (string, error
 }
 
 var memoryLimitPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)? ?([KMGT]i?B|B)$`)
+
+// BaselinesComputed reports whether baselines have been computed, which
+// baseline_state records with its one row.
+func (s *Store) BaselinesComputed(ctx context.Context) (bool, error) {
+	var n int
+	err := s.Conn.QueryRowContext(ctx, `SELECT count(*) FROM baseline_state`).Scan(&n)
+	return n > 0, err
+}

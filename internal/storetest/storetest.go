@@ -3,9 +3,13 @@
 package storetest
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -87,4 +91,33 @@ func FirstDiff(a, b string) string {
 		}
 	}
 	return fmt.Sprintf("%d lines vs %d lines", len(al), len(bl))
+}
+
+// LegacyDB decompresses the database the last release before schema
+// versions wrote (internal/store/testdata/v0-18b8751.duckdb.gz, see the
+// README there) into a temporary directory and returns its path.
+func LegacyDB(t testing.TB) string {
+	t.Helper()
+	_, here, _, _ := runtime.Caller(0)
+	f, err := os.Open(filepath.Join(filepath.Dir(here), "..", "store", "testdata", "v0-18b8751.duckdb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v0.duckdb")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, zr); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

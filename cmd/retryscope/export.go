@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/retryscope/retryscope/export"
+	"github.com/retryscope/retryscope/internal/pipeline"
 )
 
 const exportExamples = `
@@ -37,7 +38,7 @@ func runExport(ctx context.Context, e env, args []string) int {
 	if err != nil {
 		return usageError(e.stderr, "export", err)
 	}
-	st, err := openDerived(ctx, db, rbOpt, e.stderr)
+	st, err := pipeline.OpenDerived(ctx, db.path, db.open, rbOpt, e.stderr)
 	if err != nil {
 		return failure(e.stderr, err)
 	}

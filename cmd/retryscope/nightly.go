@@ -2,23 +2,17 @@ package main
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/crashpoint"
-	"github.com/retryscope/retryscope/export"
-	"github.com/retryscope/retryscope/rebuild"
-	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/model"
-	"github.com/retryscope/retryscope/queries"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 const runExamples = `
@@ -106,19 +100,19 @@ func runRun(ctx context.Context, e env, args []string) int {
 	// The report's window is remembered in the transaction that changes
 	// the derived tables, so a run stopped after it writes the same report
 	// when run again.
-	window := func(change derivedChange) error { return nil }
+	window := func(change pipeline.Change) error { return nil }
 	var w model.Window
 	if !fs.Changed("since") && !fs.Changed("until") {
-		window = func(change derivedChange) (err error) {
-			w, err = runWindow(ctx, st, change)
+		window = func(change pipeline.Change) (err error) {
+			w, err = pipeline.RunWindow(ctx, st, change)
 			return err
 		}
 	}
-	if _, err := updateDerived(ctx, st, rbOpt, prefixed{e.stderr, "run: "}, window); err != nil {
+	if _, err := pipeline.Update(ctx, st, rbOpt, prefixed{e.stderr, "run: "}, window); err != nil {
 		return fail(err)
 	}
 	if *parquetDir != "" {
-		if err := exportPending(ctx, st, *parquetDir, logf); err != nil {
+		if err := pipeline.ExportPending(ctx, st, *parquetDir, logf); err != nil {
 			return fail(err)
 		}
 	}
@@ -143,91 +137,6 @@ func runRun(ctx context.Context, e env, args []string) int {
 	return exitOK
 }
 
-// runWindow is the window the nightly report covers: the requests this
-// run's new data added or changed, so a night's report costs what the
-// night does, however long the history; every request when this run
-// rebuilt everything; and, when the run changed nothing, the window of the
-// last run that did, so its report comes out the same. It is remembered in
-// the table run_window.
-func runWindow(ctx context.Context, st *store.Store, change derivedChange) (model.Window, error) {
-	var w model.Window
-	switch {
-	case change.all:
-	case !change.requests.All():
-		w = change.requests
-	default:
-		if !hasTable(ctx, st, "run_window") {
-			return w, nil
-		}
-		err := st.Conn.QueryRowContext(ctx, `SELECT since_ns, until_ns FROM run_window`).Scan(&w.Since, &w.Until)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return w, fmt.Errorf("read the last run's window: %w", err)
-		}
-		return w, nil
-	}
-	if _, err := st.Conn.ExecContext(ctx, queries.Get("run_window"), w.Since, w.Until); err != nil {
-		return w, fmt.Errorf("remember the run's window: %w", err)
-	}
-	return w, nil
-}
-
-// exportPending writes the Parquet days that parquet_pending lists (every
-// day for "*", or when dir holds no export yet), then empties it. The days
-// are recorded before the first file is written and cleared only after the
-// last, so an export stopped by a kill or a full disk is done again, whole,
-// by the next run.
-func exportPending(ctx context.Context, st *store.Store, dir string, logf func(string, ...any)) error {
-	if _, err := st.Conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS parquet_pending (day VARCHAR NOT NULL)`); err != nil {
-		return err
-	}
-	if !hasParquet(dir) {
-		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO parquet_pending SELECT '*' WHERE '*' NOT IN (SELECT day FROM parquet_pending)`); err != nil {
-			return err
-		}
-	}
-	rows, err := st.Conn.QueryContext(ctx, `SELECT day FROM parquet_pending ORDER BY day`)
-	if err != nil {
-		return err
-	}
-	days := []string{} // none, not nil (every day)
-	for rows.Next() {
-		var d string
-		if err := rows.Scan(&d); err != nil {
-			rows.Close()
-			return err
-		}
-		days = append(days, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if len(days) == 0 {
-		logf("parquet: unchanged")
-		return nil
-	}
-	if slices.Contains(days, "*") {
-		days = nil
-	}
-	if err := crashpoint.Hit("export.pending"); err != nil {
-		return err
-	}
-	t0 := time.Now()
-	res, err := export.Export(ctx, st, dir, export.Options{Days: days})
-	if err != nil {
-		return err
-	}
-	if err := crashpoint.Hit("export.done"); err != nil {
-		return err
-	}
-	if _, err := st.Conn.ExecContext(ctx, `DELETE FROM parquet_pending`); err != nil {
-		return err
-	}
-	logf("parquet: %d files, %d rows, %d old days removed under %s in %s", res.Files, res.Rows, res.Removed, dir,
-		time.Since(t0).Round(time.Millisecond))
-	return nil
-}
-
 // prefixed writes each line with a prefix, for plain cron-mail logs.
 type prefixed struct {
 	w      io.Writer
@@ -242,12 +151,6 @@ func (p prefixed) Write(b []byte) (int, error) {
 		}
 	}
 	return len(b), nil
-}
-
-// hasParquet reports whether an export was written under dir before.
-func hasParquet(dir string) bool {
-	m, _ := filepath.Glob(filepath.Join(dir, "requests", "date=*", "data.parquet"))
-	return len(m) > 0
 }
 
 // parseRetention reads a span of time such as 30d, 36h or 90m.

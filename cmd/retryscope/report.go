@@ -15,10 +15,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/retryscope/retryscope/baseline"
-	"github.com/retryscope/retryscope/rebuild"
+	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
+	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/segment"
 )
 
@@ -84,7 +85,7 @@ func runReport(ctx context.Context, e env, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(e.stderr, "report", fmt.Errorf("report takes no arguments (got %q); name the database with --db", fs.Arg(0)))
 	}
-	st, err := openDerived(ctx, db, rbOpt, e.stderr)
+	st, err := pipeline.OpenDerived(ctx, db.path, db.open, rbOpt, e.stderr)
 	if err != nil {
 		return failure(e.stderr, fmt.Errorf("report: %w", err))
 	}

@@ -1,0 +1,101 @@
+package pipeline
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/retryscope/retryscope/export"
+	"github.com/retryscope/retryscope/internal/crashpoint"
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
+)
+
+// RunWindow is the window the nightly report covers: the requests this
+// run's new data added or changed, so a night's report costs what the
+// night does, however long the history; every request when this run
+// rebuilt everything; and, when the run changed nothing, the window of the
+// last run that did, so its report comes out the same. It is remembered in
+// the table run_window.
+func RunWindow(ctx context.Context, st *store.Store, change Change) (model.Window, error) {
+	var w model.Window
+	switch {
+	case change.all:
+	case !change.requests.All():
+		w = change.requests
+	default:
+		err := st.Conn.QueryRowContext(ctx, `SELECT since_ns, until_ns FROM run_window`).Scan(&w.Since, &w.Until)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return w, fmt.Errorf("read the last run's window: %w", err)
+		}
+		return w, nil
+	}
+	if err := st.ExecScript(ctx, "run_window", w.Since, w.Until); err != nil {
+		return w, fmt.Errorf("remember the run's window: %w", err)
+	}
+	return w, nil
+}
+
+// ExportPending writes the Parquet days that parquet_pending lists (every
+// day for "*", or when dir holds no export yet), then empties it. The days
+// are recorded before the first file is written and cleared only after the
+// last, so an export stopped by a kill or a full disk is done again, whole,
+// by the next run.
+func ExportPending(ctx context.Context, st *store.Store, dir string, logf func(string, ...any)) error {
+	if !hasParquet(dir) {
+		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO parquet_pending SELECT '*' WHERE '*' NOT IN (SELECT day FROM parquet_pending)`); err != nil {
+			return err
+		}
+	}
+	rows, err := st.Conn.QueryContext(ctx, `SELECT day FROM parquet_pending ORDER BY day`)
+	if err != nil {
+		return err
+	}
+	days := []string{} // none, not nil (every day)
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			rows.Close()
+			return err
+		}
+		days = append(days, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(days) == 0 {
+		logf("parquet: unchanged")
+		return nil
+	}
+	if slices.Contains(days, "*") {
+		days = nil
+	}
+	if err := crashpoint.Hit("export.pending"); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	res, err := export.Export(ctx, st, dir, export.Options{Days: days})
+	if err != nil {
+		return err
+	}
+	if err := crashpoint.Hit("export.done"); err != nil {
+		return err
+	}
+	if _, err := st.Conn.ExecContext(ctx, `DELETE FROM parquet_pending`); err != nil {
+		return err
+	}
+	logf("parquet: %d files, %d rows, %d old days removed under %s in %s", res.Files, res.Rows, res.Removed, dir,
+		time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
+// hasParquet reports whether an export was written under dir before.
+func hasParquet(dir string) bool {
+	m, _ := filepath.Glob(filepath.Join(dir, "requests", "date=*", "data.parquet"))
+	return len(m) > 0
+}

@@ -121,3 +121,44 @@ func LegacyDB(t testing.TB) string {
 	}
 	return path
 }
+
+// CheckColumns fails the test unless columns, the list an appender on
+// table gives its values in (see store.NewAppender), names every column of
+// the table once and nothing else: a column added to the DDL and not to
+// the list would be left to its default, silently. catalog is "" for the
+// database, "temp" for a temporary table.
+func CheckColumns(t testing.TB, st *store.Store, catalog, table string, columns []string) {
+	t.Helper()
+	db := catalog
+	if db == "" {
+		db = Dump(t, st, `SELECT current_database()`)
+		db = strings.TrimSuffix(db, "\n")
+	}
+	ddl := strings.Fields(Dump(t, st, `SELECT column_name FROM duckdb_columns()
+		WHERE database_name = $1 AND schema_name = 'main' AND table_name = $2 ORDER BY column_index`, db, table))
+	if len(ddl) == 0 {
+		t.Fatalf("%s: no such table", table)
+	}
+	inDDL, appended := countOf(ddl), countOf(columns)
+	for _, c := range ddl {
+		if appended[c] == 0 {
+			t.Errorf("%s: column %s is in the DDL but not among the appended columns", table, c)
+		}
+	}
+	for _, c := range columns {
+		switch {
+		case inDDL[c] == 0:
+			t.Errorf("%s: appended column %s is not in the DDL", table, c)
+		case appended[c] > 1:
+			t.Errorf("%s: column %s appended %d times", table, c, appended[c])
+		}
+	}
+}
+
+func countOf(names []string) map[string]int {
+	n := map[string]int{}
+	for _, s := range names {
+		n[s]++
+	}
+	return n
+}

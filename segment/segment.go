@@ -107,7 +107,7 @@ type Spec struct {
 	// DefaultResamples when zero). The same seed gives the same intervals.
 	Seed      uint64
 	Resamples int
-	// BaselineKind, when set and the baselines table exists, adds added
+	// BaselineKind, when set and baselines have been computed, adds added
 	// latency against that kind to every segment.
 	BaselineKind string
 	// Sort orders the segments; SortRetriedP99 when empty.

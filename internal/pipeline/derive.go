@@ -28,7 +28,7 @@ import (
 // the range of starts of the requests the rebuild itself added, replaced or
 // removed (zero when it rebuilt all or changed none).
 type Change struct {
-	any, all bool
+	all      bool
 	spans    [][2]int64
 	requests model.Window
 }
@@ -137,7 +137,7 @@ func deriveSteps(ctx context.Context, st *store.Store, opt rebuild.Options, log 
 	if err != nil || fresh && len(pending) == 0 {
 		return change, err
 	}
-	change.any, change.all = true, true
+	change.all = true
 	var ranges [][2]int64
 	if freshBefore && (stats.Partial || !rebuilt) {
 		// The baselines matched the previous rebuild, so only the requests

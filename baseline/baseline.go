@@ -4,7 +4,7 @@
 // each. Figures of different kinds are never combined.
 //
 // Compute materialises the table baselines (one row per retried request and
-// kind, columns in queries/baseline_tables.sql) from the rebuilt requests
+// kind, columns in queries/migrations/003_derived.sql) from the rebuilt requests
 // and attempts; Summarize reads it back as one Block per kind, the shape
 // the report prints and writes as JSON.
 //
@@ -137,8 +137,9 @@ type Options struct {
 	// (DefaultTimeScale).
 	TimeScale time.Duration
 	// readFrom..readTo are the request starts read, targetFrom..targetTo
-	// those recomputed (see scope).
+	// those recomputed when partial (see scope).
 	readFrom, readTo, targetFrom, targetTo int64
+	partial                                bool
 	// ArmKey is the anchor-span attribute naming the policy-experiment arm
 	// (DefaultArmKey) and ControlArm its value in the arm without retries
 	// (DefaultControlArm); every other value is a treatment arm.
@@ -241,7 +242,7 @@ func (o Options) steps() []step {
 	window := int64(o.Window)
 	cohort := o.cohortText(o.Cohort) + ", " + o.windowText()
 	return []step{
-		{what: "create tables", query: "baseline_tables"},
+		o.clear(),
 		{what: "record arms", query: "baseline_arms", args: []any{o.ControlArm}},
 		{what: KindNoRetry, query: "baseline_no_retry", args: []any{
 			"L0 = T1: logical start to the end of the first attempt"}},
@@ -261,6 +262,17 @@ func (o Options) steps() []step {
 	}
 }
 
+// clear is the step that empties what the recompute rewrites: every row,
+// or, when partial, the rows near the change (see baseline_keep).
+func (o Options) clear() step {
+	if o.partial {
+		return step{what: "clear tables", run: func(ctx context.Context, st *store.Store) error {
+			return st.ExecScript(ctx, "baseline_keep", o.readFrom, o.readTo, o.targetFrom, o.targetTo)
+		}}
+	}
+	return step{what: "clear tables", query: "baseline_clear"}
+}
+
 func (s step) exec(ctx context.Context, st *store.Store) error {
 	if s.run != nil {
 		return s.run(ctx, st)
@@ -269,7 +281,7 @@ func (s step) exec(ctx context.Context, st *store.Store) error {
 	return err
 }
 
-// Compute replaces the baselines table with every kind's L0 for every
+// Compute replaces the rows of the baselines table with every kind's L0 for every
 // retried logical request. It needs the requests and attempts tables of the
 // rebuild.
 func Compute(ctx context.Context, st *store.Store, opt Options) error {
@@ -277,8 +289,7 @@ func Compute(ctx context.Context, st *store.Store, opt Options) error {
 	if err != nil {
 		return err
 	}
-	partial, err := opt.scope(ctx, st)
-	if err != nil {
+	if err := opt.scope(ctx, st); err != nil {
 		return err
 	}
 	// The input is a temporary table of this connection, so it needs no
@@ -289,11 +300,6 @@ func Compute(ctx context.Context, st *store.Store, opt Options) error {
 	}
 	defer st.Conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS baseline_input")
 	return st.Tx(ctx, func() error {
-		if partial {
-			if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_keep")); err != nil {
-				return fmt.Errorf("keep the unchanged rows: %w", err)
-			}
-		}
 		steps := opt.steps()
 		for i, s := range steps {
 			if opt.Progress != nil {
@@ -303,10 +309,13 @@ func Compute(ctx context.Context, st *store.Store, opt Options) error {
 				return fmt.Errorf("%s: %w", s.what, err)
 			}
 		}
-		if partial {
-			if err := st.ExecScript(ctx, "baseline_merge", opt.targetFrom, opt.targetTo); err != nil {
+		if opt.partial {
+			if err := st.ExecScript(ctx, "baseline_merge"); err != nil {
 				return fmt.Errorf("merge the recomputed rows: %w", err)
 			}
+		}
+		if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_state_mark")); err != nil {
+			return fmt.Errorf("record them: %w", err)
 		}
 		return nil
 	})
@@ -330,21 +339,20 @@ func (o Options) reach() time.Duration {
 }
 
 // scope sets the ranges of start times to read and to recompute. A partial
-// recompute needs the previous tables and a bounded window; otherwise
-// everything is read and recomputed.
-func (o *Options) scope(ctx context.Context, st *store.Store) (partial bool, err error) {
-	o.readFrom, o.readTo = math.MinInt64, math.MaxInt64
+// recompute needs baselines computed before and a bounded window;
+// otherwise everything is read and recomputed.
+func (o *Options) scope(ctx context.Context, st *store.Store) error {
+	o.readFrom, o.readTo, o.partial = math.MinInt64, math.MaxInt64, false
 	if o.Since == 0 && o.Until == 0 || o.Window >= Unbounded {
-		return false, nil
+		return nil
 	}
-	var tables int
-	err = st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables()
-		WHERE schema_name = 'main' AND table_name IN ('baselines', 'baseline_arms')`).Scan(&tables)
-	if err != nil || tables < 2 {
-		return false, err
+	computed, err := st.BaselinesComputed(ctx)
+	if err != nil || !computed {
+		return err
 	}
 	margin := int64(o.reach())
 	o.targetFrom, o.targetTo = o.Since-margin, o.Until+margin
 	o.readFrom, o.readTo = o.targetFrom-margin, o.targetTo+margin
-	return true, nil
+	o.partial = true
+	return nil
 }

@@ -49,7 +49,7 @@ func (s synth) latency() float64 { return s.tries[len(s.tries)-1].to }
 func load(t *testing.T, st *store.Store, reqs ...synth) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_tables")); err != nil {
+	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_clear")); err != nil {
 		t.Fatal(err)
 	}
 	ns := func(ms float64) int64 { return int64(math.Round(ms * 1e6)) }

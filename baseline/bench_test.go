@@ -19,7 +19,7 @@ func BenchmarkKinds(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := opt.scope(ctx, st); err != nil {
+	if err := opt.scope(ctx, st); err != nil {
 		b.Fatal(err)
 	}
 	// Every kind reads the input, also when -bench picks one of them.

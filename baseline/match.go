@@ -4,13 +4,10 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
-
-	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/queries"
@@ -187,13 +184,13 @@ type matchResult struct {
 	matches []neighbour
 }
 
+// matchedColumns are the baselines columns appendMatched gives, in the
+// order of its values.
+var matchedColumns = []string{"request_id", "kind", "latency_ms", "l0_ms", "added_ms", "ratio",
+	"provenance", "method", "cohort_size", "match_distance", "reason"}
+
 func appendMatched(st *store.Store, results []matchResult, method string) error {
-	var app *duckdb.Appender
-	err := st.Conn.Raw(func(dc any) error {
-		var err error
-		app, err = duckdb.NewAppender(dc.(driver.Conn), "", "main", "baselines")
-		return err
-	})
+	app, err := st.NewAppender("", "baselines", matchedColumns)
 	if err != nil {
 		return fmt.Errorf("open appender: %w", err)
 	}

@@ -81,13 +81,11 @@ func Summarize(ctx context.Context, st *store.Store, kind string, w model.Window
 	} else if !slices.Contains(Kinds(), kind) {
 		return nil, fmt.Errorf("unknown baseline kind %q (want %s or all)", kind, strings.Join(Kinds(), ", "))
 	}
-	var tables int
-	err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables()
-		WHERE schema_name = 'main' AND table_name IN ('baselines', 'baseline_arms')`).Scan(&tables)
+	computed, err := st.BaselinesComputed(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if tables < 2 {
+	if !computed {
 		return nil, ErrNotComputed
 	}
 	blocks := make([]Block, 0, len(kinds))

@@ -24,14 +24,8 @@ import (
 
 // Tables lists what is exported, in order. Each has a query file
 // queries/export_<name>.sql that yields the documented columns plus a DATE
-// column "date" (the request's UTC start day), and the table it reads,
-// which may not exist yet (a table is skipped until it does).
-var Tables = []struct{ Name, Source string }{
-	{"requests", "requests"},
-	{"attempts", "attempts"},
-	{"baselines", "baselines"},
-	{"daily", "requests"},
-}
+// column "date" (the request's UTC start day).
+var Tables = []string{"requests", "attempts", "baselines", "daily"}
 
 // Options choose what to write.
 type Options struct {
@@ -65,33 +59,17 @@ func Export(ctx context.Context, st *store.Store, dir string, opt Options) (Resu
 			return res, fmt.Errorf("export: bad day %q, want YYYY-MM-DD", d)
 		}
 	}
-	if ok, err := tableExists(ctx, st, "requests"); err != nil || !ok {
-		return res, err
-	}
-	for _, t := range Tables {
-		ok, err := tableExists(ctx, st, t.Source)
+	for _, name := range Tables {
+		r, err := exportTable(ctx, st, dir, name, opt)
 		if err != nil {
-			return res, err
+			return res, fmt.Errorf("export %s: %w", name, err)
 		}
-		if !ok {
-			continue
-		}
-		r, err := exportTable(ctx, st, dir, t.Name, opt)
-		if err != nil {
-			return res, fmt.Errorf("export %s: %w", t.Name, err)
-		}
-		fmt.Fprintf(opt.Log, "export %s: %d rows in %d day files, %d days removed\n", t.Name, r.Rows, r.Files, r.Removed)
+		fmt.Fprintf(opt.Log, "export %s: %d rows in %d day files, %d days removed\n", name, r.Rows, r.Files, r.Removed)
 		res.Files += r.Files
 		res.Rows += r.Rows
 		res.Removed += r.Removed
 	}
 	return res, nil
-}
-
-func tableExists(ctx context.Context, st *store.Store, name string) (bool, error) {
-	var n int
-	err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE table_name = $1 AND NOT temporary`, name).Scan(&n)
-	return n > 0, err
 }
 
 func exportTable(ctx context.Context, st *store.Store, dir, name string, opt Options) (Result, error) {

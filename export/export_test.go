@@ -20,7 +20,7 @@ func seed(t *testing.T) *store.Store {
 	t.Helper()
 	st := testkit.Open(t)
 	ctx := context.Background()
-	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_tables")); err != nil {
+	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_clear")); err != nil {
 		t.Fatal(err)
 	}
 	// Three requests: two on the first day (one retried twice), one just

@@ -7,8 +7,6 @@
 -- starts to baseline_pending, so the baselines within reach of them are
 -- recomputed. The spans the last rebuild counted are taken off
 -- rebuild_state, which then still describes what the tables were built from.
-CREATE TABLE IF NOT EXISTS rebuild_pending (trace_id VARCHAR NOT NULL);
-CREATE TABLE IF NOT EXISTS baseline_pending (since_ns BIGINT NOT NULL, until_ns BIGINT NOT NULL);
 CREATE OR REPLACE TEMP TABLE prune_requests AS
 SELECT request_id, start_ns FROM requests
 WHERE trace_id IN (SELECT trace_id FROM prune_traces)
@@ -25,8 +23,6 @@ UPDATE rebuild_state SET spans = spans - (
     SELECT count(*) FROM spans
     WHERE trace_id IN (SELECT trace_id FROM prune_traces)
       AND file_id <= (SELECT max(max_file_id) FROM rebuild_state));
-CREATE TABLE IF NOT EXISTS join_alternatives (request_id VARCHAR NOT NULL, start_ns BIGINT NOT NULL,
-    d_requests INTEGER NOT NULL, d_retried INTEGER NOT NULL, d_retried_ok INTEGER NOT NULL, d_failed INTEGER NOT NULL);
 DELETE FROM join_alternatives WHERE request_id IN (SELECT request_id FROM prune_requests);
 DELETE FROM attempts WHERE request_id IN (SELECT request_id FROM prune_requests);
 DELETE FROM requests WHERE request_id IN (SELECT request_id FROM prune_requests);

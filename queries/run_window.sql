@@ -2,5 +2,5 @@
 -- covers, remembered for a later run that brings nothing new, so it
 -- writes the same report again. $1 since, $2 until (Unix ns, until
 -- exclusive; 0 leaves a side open, both 0 cover every request).
-CREATE OR REPLACE TABLE run_window AS
-SELECT $1::BIGINT AS since_ns, $2::BIGINT AS until_ns;
+DELETE FROM run_window;
+INSERT INTO run_window VALUES ($1, $2);

@@ -35,16 +35,8 @@ func prune(ctx context.Context, st *store.Store, cutoffNS int64) (int64, error) 
 	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM prune_traces`).Scan(&traces); err != nil || traces == 0 {
 		return 0, err
 	}
-	var derived int
-	err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables()
-		WHERE schema_name = 'main' AND table_name IN ('rebuild_state', 'requests', 'attempts')`).Scan(&derived)
-	if err != nil {
+	if err := st.ExecScript(ctx, "prune_derived"); err != nil {
 		return 0, err
-	}
-	if derived == 3 {
-		if err := st.ExecScript(ctx, "prune_derived"); err != nil {
-			return 0, err
-		}
 	}
 	res, err := st.Conn.ExecContext(ctx, `DELETE FROM spans WHERE trace_id IN (SELECT trace_id FROM prune_traces)`)
 	if err != nil {
@@ -56,11 +48,6 @@ func prune(ctx context.Context, st *store.Store, cutoffNS int64) (int64, error) 
 // pending reports whether an earlier prune left traces to build again.
 func pending(ctx context.Context, st *store.Store) (bool, error) {
 	var n int
-	err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables()
-		WHERE schema_name = 'main' AND table_name = 'rebuild_pending'`).Scan(&n)
-	if err != nil || n == 0 {
-		return false, err
-	}
-	err = st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM rebuild_pending`).Scan(&n)
+	err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM rebuild_pending`).Scan(&n)
 	return n > 0, err
 }

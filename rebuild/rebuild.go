@@ -4,7 +4,7 @@
 //
 // SQL extracts what every span says (queries/rebuild_spans.sql: status,
 // codes, counters, events, usage, the SERVER spans under it) and defines the
-// tables (queries/rebuild_tables.sql). Go does the grouping, which is graph
+// tables (queries/migrations/003_derived.sql). Go does the grouping, which is graph
 // work over parent links, missing parents and chains across traces, and the
 // interval arithmetic of the decomposition.
 package rebuild
@@ -113,14 +113,14 @@ func Rebuild(ctx context.Context, st *store.Store) error {
 	return err
 }
 
-// Run replaces the attempts and requests tables with what the spans table
+// Run replaces the rows of the attempts and requests tables with what the spans table
 // shows.
 func Run(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 	if opt.SplitWindow <= 0 {
 		opt.SplitWindow = DefaultSplitWindow
 	}
-	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_tables")); err != nil {
-		return Stats{}, fmt.Errorf("create rebuilt tables: %w", err)
+	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_clear")); err != nil {
+		return Stats{}, fmt.Errorf("clear rebuilt tables: %w", err)
 	}
 	if _, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW rebuild_source AS SELECT * FROM spans`); err != nil {
 		return Stats{}, err
@@ -138,11 +138,6 @@ func Run(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 // The requests of those traces are replaced; the rest stay as they were.
 func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) (Stats, error) {
 	var stats Stats
-	// Databases from before retention kept the derived tables lack it.
-	if _, err := st.Conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS rebuild_pending (trace_id VARCHAR NOT NULL);
-		CREATE TABLE IF NOT EXISTS parent_cycles (trace_id VARCHAR NOT NULL, span_id VARCHAR NOT NULL, parent_span_id VARCHAR NOT NULL)`); err != nil {
-		return Stats{}, err
-	}
 	if err := st.ExecScript(ctx, "rebuild_scope", sinceFile, int64(opt.SplitWindow)); err != nil {
 		return Stats{}, fmt.Errorf("scope the update: %w", err)
 	}
@@ -298,18 +293,8 @@ type sourceState struct {
 // lastState returns what the last rebuild with these options was built
 // from; ok is false when there is none.
 func lastState(ctx context.Context, conn *sql.Conn, opt Options) (sourceState, bool, error) {
-	var tables int
-	err := conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables()
-		WHERE schema_name = 'main' AND table_name IN ('rebuild_state', 'requests', 'attempts', 'join_alternatives')`).Scan(&tables)
-	if err != nil || tables < 4 {
-		return sourceState{}, false, err
-	}
-	var cols int
-	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_columns() WHERE table_name = 'rebuild_state' AND column_name = 'max_file_id'`).Scan(&cols); err != nil || cols == 0 {
-		return sourceState{}, false, err // built by an older version: rebuild
-	}
 	var s sourceState
-	err = conn.QueryRowContext(ctx, `SELECT spans, files, max_file_id FROM rebuild_state WHERE options = $1`, opt.fingerprint()).Scan(&s.spans, &s.files, &s.maxFileID)
+	err := conn.QueryRowContext(ctx, `SELECT spans, files, max_file_id FROM rebuild_state WHERE options = $1`, opt.fingerprint()).Scan(&s.spans, &s.files, &s.maxFileID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, false, nil
 	}

@@ -1,7 +1,6 @@
 package rebuild
 
 import (
-	"database/sql/driver"
 	"errors"
 	"fmt"
 
@@ -18,19 +17,33 @@ type writer struct {
 	requests, attempts int
 }
 
+// requestColumns, attemptColumns and alternativeColumns are the columns
+// write and writeAlternative give, in the order of their values.
+var (
+	requestColumns = []string{"request_id", "trace_id", "span_id", "linkage", "inferred",
+		"service", "operation", "route", "final_route", "model", "final_model", "stream",
+		"start_ns", "end_ns", "latency_ms", "attempts", "layers", "layer_counts",
+		"outcome", "final_trigger", "triggers", "t_failed_ms", "backoff_ms", "overhead_ms",
+		"gap_ms", "gap_split", "t_final_ms", "residual_ms", "ttft_ms", "generation_ms",
+		"input_tokens", "output_tokens", "duplicated_output_tokens", "hidden_work_ms", "hidden_output_tokens", "attached_to"}
+	attemptColumns = []string{"request_id", "trace_id", "span_id", "ordinal", "tries",
+		"service", "name", "route", "model", "operation",
+		"start_ns", "end_ns", "elapsed_ms", "outcome", "trigger", "is_final",
+		"http_status", "grpc_status", "error_type", "retry_after_s",
+		"input_tokens", "output_tokens", "ttft_ms", "gap_before_ms",
+		"overlap_ms", "server_end_ns", "hidden_work_ms", "hidden_output_tokens"}
+	alternativeColumns = []string{"request_id", "start_ns",
+		"d_requests", "d_retried", "d_retried_ok", "d_failed"}
+)
+
 func newWriter(st *store.Store) (*writer, error) {
 	w := &writer{}
-	err := st.Conn.Raw(func(dc any) error {
-		var err error
-		if w.reqApp, err = duckdb.NewAppender(dc.(driver.Conn), "", "main", "requests"); err != nil {
-			return err
+	var err error
+	if w.reqApp, err = st.NewAppender("", "requests", requestColumns); err == nil {
+		if w.attApp, err = st.NewAppender("", "attempts", attemptColumns); err == nil {
+			w.altApp, err = st.NewAppender("", "join_alternatives", alternativeColumns)
 		}
-		if w.attApp, err = duckdb.NewAppender(dc.(driver.Conn), "", "main", "attempts"); err != nil {
-			return err
-		}
-		w.altApp, err = duckdb.NewAppender(dc.(driver.Conn), "", "main", "join_alternatives")
-		return err
-	})
+	}
 	if err != nil {
 		for _, a := range []*duckdb.Appender{w.reqApp, w.attApp} {
 			if a != nil {

@@ -36,7 +36,7 @@ type fakeRequest struct {
 func newStore(t testing.TB) *store.Store {
 	t.Helper()
 	st := testkit.Open(t)
-	if _, err := st.Conn.ExecContext(context.Background(), queries.Get("rebuild_tables")); err != nil {
+	if _, err := st.Conn.ExecContext(context.Background(), queries.Get("rebuild_clear")); err != nil {
 		t.Fatal(err)
 	}
 	return st

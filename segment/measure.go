@@ -63,7 +63,7 @@ type Measures struct {
 	// all requests'.
 	TailMovement TailMovement `json:"tail_movement"`
 	// AddedLatency is present when a baseline kind was asked for and the
-	// baselines table exists.
+	// baselines have been computed.
 	AddedLatency *AddedLatency `json:"added_latency,omitempty"`
 }
 

@@ -173,14 +173,6 @@ type reqRow struct {
 
 func (r *reqRow) retried() bool { return r.attempts > 1 }
 
-// hasTable reports whether the database has a table of that name.
-func hasTable(ctx context.Context, st *store.Store, name string) (bool, error) {
-	var n int
-	err := st.Conn.QueryRowContext(ctx,
-		`SELECT count(*) FROM duckdb_tables() WHERE table_name = $1 AND schema_name = 'main'`, name).Scan(&n)
-	return n > 0, err
-}
-
 // cohort is the requests sharing one combination of dimension values.
 type cohort struct {
 	values []string

@@ -105,7 +105,7 @@ type Spec struct {
 	// DefaultResamples when zero). The same seed gives the same intervals.
 	Seed      uint64
 	Resamples int
-	// BaselineKind, when set and the baselines table exists, adds added
+	// BaselineKind, when set and baselines have been computed, adds added
 	// latency against that kind to every segment.
 	BaselineKind string
 	// Sort orders the segments; SortRetriedP99 when empty.
@@ -137,7 +137,7 @@ type Result struct {
 	Workload Measures `json:"workload"`
 	// Segments partition the workload, in Sort order.
 	Segments []Segment `json:"segments"`
-	// Notes say what was left out and why (e.g. no baselines table).
+	// Notes say what was left out and why (e.g. no baselines computed).
 	Notes []string `json:"notes,omitempty"`
 	// Samples are the requests measured, in request_id order, when
 	// Spec.Samples asks for them.
@@ -238,14 +238,14 @@ func Compute(ctx context.Context, st *store.Store, spec Spec) (Result, error) {
 	}
 	withBaseline := false
 	if spec.BaselineKind != "" {
-		withBaseline, err = hasTable(ctx, st, "baselines")
+		withBaseline, err = st.BaselinesComputed(ctx)
 		if err != nil {
 			return Result{}, fmt.Errorf("segment: look for baselines: %w", err)
 		}
 		if withBaseline {
 			s.baseline, res.Baseline = spec.BaselineKind, spec.BaselineKind
 		} else {
-			res.Notes = append(res.Notes, fmt.Sprintf("added latency against %q left out: no baselines table (compute baselines first)", spec.BaselineKind))
+			res.Notes = append(res.Notes, fmt.Sprintf("added latency against %q left out: no baselines computed yet", spec.BaselineKind))
 		}
 	}
 	since, until := int64(math.MinInt64), int64(math.MaxInt64)

@@ -381,7 +381,7 @@ func TestBaselineAddedLatency(t *testing.T) {
 	ctx := context.Background()
 	// The baseline package's table: 30 retried requests with a measured
 	// L0 600 ms below their latency, 5 with a row but no L0, 5 with no row.
-	for _, q := range []string{queries.Get("baseline_tables"),
+	for _, q := range []string{queries.Get("baseline_state_mark"),
 		`INSERT INTO baselines (request_id, kind, latency_ms, l0_ms, provenance, method, reason)
 		 SELECT request_id, 'no_retry', latency_ms,
 		        CASE WHEN request_id < 'b030' THEN latency_ms - 600 END, 'measured', 'test',

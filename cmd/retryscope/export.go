@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/retryscope/retryscope/export"
+	"github.com/retryscope/retryscope/internal/pipeline"
 )
 
 const exportExamples = `
@@ -38,7 +39,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return &usageError{"export", err}
 	}
-	st, err := openDerived(ctx, db, rbOpt, e.stderr)
+	st, err := pipeline.OpenDerived(ctx, db.path, db.open, rbOpt, e.stderr)
 	if err != nil {
 		return err
 	}

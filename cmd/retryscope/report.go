@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/report"
 )
@@ -57,7 +58,7 @@ func runReport(ctx context.Context, e env, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErrorf("report", "report takes no arguments (got %q); name the database with --db", fs.Arg(0))
 	}
-	st, err := openDerived(ctx, db, rbOpt, e.stderr)
+	st, err := pipeline.OpenDerived(ctx, db.path, db.open, rbOpt, e.stderr)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/retryscope/retryscope/ingest"
+	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/report"
@@ -99,19 +103,19 @@ func runRun(ctx context.Context, e env, args []string) error {
 	// The report's window is remembered in the transaction that changes
 	// the derived tables, so a run stopped after it writes the same report
 	// when run again.
-	window := func(change derivedChange) error { return nil }
+	window := func(change pipeline.Change) error { return nil }
 	var w model.Window
 	if !fs.Changed("since") && !fs.Changed("until") {
-		window = func(change derivedChange) (err error) {
-			w, err = runWindow(ctx, st, change)
+		window = func(change pipeline.Change) (err error) {
+			w, err = pipeline.RunWindow(ctx, st, change)
 			return err
 		}
 	}
-	if _, err := updateDerived(ctx, st, rbOpt, prefixed{e.stderr, "run: "}, window); err != nil {
+	if _, err := pipeline.Update(ctx, st, rbOpt, prefixed{e.stderr, "run: "}, window); err != nil {
 		return fail(err)
 	}
 	if *parquetDir != "" {
-		if err := exportPending(ctx, st, *parquetDir, logf); err != nil {
+		if err := pipeline.ExportPending(ctx, st, *parquetDir, logf); err != nil {
 			return fail(err)
 		}
 	}
@@ -134,4 +138,36 @@ func runRun(ctx context.Context, e env, args []string) error {
 		return errRejected
 	}
 	return nil
+}
+
+// prefixed writes each line with a prefix, for plain cron-mail logs.
+type prefixed struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixed) Write(b []byte) (int, error) {
+	lines := strings.SplitAfter(string(b), "\n")
+	for _, l := range lines {
+		if l != "" {
+			io.WriteString(p.w, p.prefix+l)
+		}
+	}
+	return len(b), nil
+}
+
+// parseRetention reads a span of time such as 30d, 36h or 90m.
+func parseRetention(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("--keep %q: want a positive number of days like 30d", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("--keep %q: want a span like 30d, 36h or 90m", s)
+	}
+	return d, nil
 }

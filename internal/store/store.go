@@ -1,5 +1,7 @@
 // Package store is retryscope's DuckDB adapter: it opens the database file,
-// keeps its schema, and writes ingested files one transaction at a time.
+// owns its schema (every table is made by the migrations in
+// queries/migrations, run on open), and writes ingested files one
+// transaction at a time.
 package store
 
 import (
@@ -109,9 +111,9 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("configure %s: %w", path, err)
 	}
-	if _, err := conn.ExecContext(ctx, queries.Get("schema")); err != nil {
+	if err := s.migrate(ctx); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("set up schema in %s: %w", path, err)
+		return nil, fmt.Errorf("schema of %s: %w", path, err)
 	}
 	if _, err := conn.ExecContext(ctx, queries.Get("drop_unfinished")); err != nil {
 		s.Close()
@@ -220,16 +222,18 @@ func (s *Store) BeginFile(ctx context.Context, path string) (*FileTx, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = s.Conn.Raw(func(dc any) error {
-		var err error
-		tx.app, err = duckdb.NewAppender(dc.(driver.Conn), "temp", "main", "stage_spans")
-		return err
-	})
-	if err != nil {
+	if tx.app, err = s.NewAppender("temp", "stage_spans", StageColumns); err != nil {
 		return nil, fmt.Errorf("open appender: %w", err)
 	}
 	return tx, nil
 }
+
+// StageColumns are the columns of stage_spans (queries/stage.sql) that
+// Append gives, in its order.
+var StageColumns = []string{"seq", "trace_id", "span_id", "parent_span_id", "trace_state",
+	"name", "kind", "start_ns", "end_ns", "status_code", "status_message",
+	"service_name", "scope_name", "scope_version",
+	"attributes", "resource", "events", "links", "offset"}
 
 // Append stages one span.
 func (t *FileTx) Append(sp *model.Span) error {
@@ -344,12 +348,7 @@ func (s *Store) insertRejections(ctx context.Context, fileID int64, path string,
 	if len(rejections) == 0 {
 		return nil
 	}
-	var app *duckdb.Appender
-	err := s.Conn.Raw(func(dc any) error {
-		var err error
-		app, err = duckdb.NewAppender(dc.(driver.Conn), "", "main", "ingest_errors")
-		return err
-	})
+	app, err := s.NewAppender("", "ingest_errors", RejectionColumns)
 	if err != nil {
 		return fmt.Errorf("record rejections: %w", err)
 	}
@@ -365,6 +364,25 @@ func (s *Store) insertRejections(ctx context.Context, fileID int64, path string,
 		}
 	}
 	return app.Close()
+}
+
+// RejectionColumns are the columns of ingest_errors that a rejection
+// gives, in insertRejections' order.
+var RejectionColumns = []string{"file_id", "path", "offset", "reason", "detail", "trace_id", "span_id", "recorded_at"}
+
+// NewAppender opens an appender on table (catalog "" for the database,
+// "temp" for this connection's temporary tables) whose rows give the
+// values of columns, in that order: the order of a table's DDL does not
+// matter, and a test compares each list with its table (see
+// storetest.CheckColumns).
+func (s *Store) NewAppender(catalog, table string, columns []string) (*duckdb.Appender, error) {
+	var app *duckdb.Appender
+	err := s.Conn.Raw(func(dc any) error {
+		var err error
+		app, err = duckdb.NewAppenderWithColumns(dc.(driver.Conn), catalog, "main", table, columns)
+		return err
+	})
+	return app, err
 }
 
 func nullable(s string) any {
@@ -418,3 +436,11 @@ func (s *Store) SetMemoryLimit(ctx context.Context, limit string) (string, error
 }
 
 var memoryLimitPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)? ?([KMGT]i?B|B)$`)
+
+// BaselinesComputed reports whether baselines have been computed, which
+// baseline_state records with its one row.
+func (s *Store) BaselinesComputed(ctx context.Context) (bool, error) {
+	var n int
+	err := s.Conn.QueryRowContext(ctx, `SELECT count(*) FROM baseline_state`).Scan(&n)
+	return n > 0, err
+}

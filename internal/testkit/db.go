@@ -1,9 +1,13 @@
 package testkit
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -93,4 +97,74 @@ func FirstDiff(a, b string) string {
 		}
 	}
 	return fmt.Sprintf("%d lines vs %d lines", len(al), len(bl))
+}
+
+// LegacyDB decompresses the database the last release before schema
+// versions wrote (internal/store/testdata/v0-18b8751.duckdb.gz, see the
+// README there) into a temporary directory and returns its path.
+func LegacyDB(t testing.TB) string {
+	t.Helper()
+	_, here, _, _ := runtime.Caller(0)
+	f, err := os.Open(filepath.Join(filepath.Dir(here), "..", "store", "testdata", "v0-18b8751.duckdb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v0.duckdb")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, zr); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// CheckColumns fails the test unless columns, the list an appender on
+// table gives its values in (see store.NewAppender), names every column of
+// the table once and nothing else: a column added to the DDL and not to
+// the list would be left to its default, silently. catalog is "" for the
+// database, "temp" for a temporary table.
+func CheckColumns(t testing.TB, st *store.Store, catalog, table string, columns []string) {
+	t.Helper()
+	db := catalog
+	if db == "" {
+		db = Dump(t, st, `SELECT current_database()`)
+		db = strings.TrimSuffix(db, "\n")
+	}
+	ddl := strings.Fields(Dump(t, st, `SELECT column_name FROM duckdb_columns()
+		WHERE database_name = $1 AND schema_name = 'main' AND table_name = $2 ORDER BY column_index`, db, table))
+	if len(ddl) == 0 {
+		t.Fatalf("%s: no such table", table)
+	}
+	inDDL, appended := countOf(ddl), countOf(columns)
+	for _, c := range ddl {
+		if appended[c] == 0 {
+			t.Errorf("%s: column %s is in the DDL but not among the appended columns", table, c)
+		}
+	}
+	for _, c := range columns {
+		switch {
+		case inDDL[c] == 0:
+			t.Errorf("%s: appended column %s is not in the DDL", table, c)
+		case appended[c] > 1:
+			t.Errorf("%s: column %s appended %d times", table, c, appended[c])
+		}
+	}
+}
+
+func countOf(names []string) map[string]int {
+	n := map[string]int{}
+	for _, s := range names {
+		n[s]++
+	}
+	return n
 }

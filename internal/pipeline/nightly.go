@@ -1,61 +1,51 @@
-package main
+package pipeline
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/retryscope/retryscope/export"
 	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
-	"github.com/retryscope/retryscope/queries"
 )
 
-// runWindow is the window the nightly report covers: the requests this
+// RunWindow is the window the nightly report covers: the requests this
 // run's new data added or changed, so a night's report costs what the
 // night does, however long the history; every request when this run
 // rebuilt everything; and, when the run changed nothing, the window of the
 // last run that did, so its report comes out the same. It is remembered in
 // the table run_window.
-func runWindow(ctx context.Context, st *store.Store, change derivedChange) (model.Window, error) {
+func RunWindow(ctx context.Context, st *store.Store, change Change) (model.Window, error) {
 	var w model.Window
 	switch {
 	case change.all:
 	case !change.requests.All():
 		w = change.requests
 	default:
-		if !hasTable(ctx, st, "run_window") {
-			return w, nil
-		}
 		err := st.Conn.QueryRowContext(ctx, `SELECT since_ns, until_ns FROM run_window`).Scan(&w.Since, &w.Until)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return w, fmt.Errorf("read the last run's window: %w", err)
 		}
 		return w, nil
 	}
-	if _, err := st.Conn.ExecContext(ctx, queries.Get("run_window"), w.Since, w.Until); err != nil {
+	if err := st.ExecScript(ctx, "run_window", w.Since, w.Until); err != nil {
 		return w, fmt.Errorf("remember the run's window: %w", err)
 	}
 	return w, nil
 }
 
-// exportPending writes the Parquet days that parquet_pending lists (every
+// ExportPending writes the Parquet days that parquet_pending lists (every
 // day for "*", or when dir holds no export yet), then empties it. The days
 // are recorded before the first file is written and cleared only after the
 // last, so an export stopped by a kill or a full disk is done again, whole,
 // by the next run.
-func exportPending(ctx context.Context, st *store.Store, dir string, logf func(string, ...any)) error {
-	if _, err := st.Conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS parquet_pending (day VARCHAR NOT NULL)`); err != nil {
-		return err
-	}
+func ExportPending(ctx context.Context, st *store.Store, dir string, logf func(string, ...any)) error {
 	if !hasParquet(dir) {
 		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO parquet_pending SELECT '*' WHERE '*' NOT IN (SELECT day FROM parquet_pending)`); err != nil {
 			return err
@@ -104,40 +94,8 @@ func exportPending(ctx context.Context, st *store.Store, dir string, logf func(s
 	return nil
 }
 
-// prefixed writes each line with a prefix, for plain cron-mail logs.
-type prefixed struct {
-	w      io.Writer
-	prefix string
-}
-
-func (p prefixed) Write(b []byte) (int, error) {
-	lines := strings.SplitAfter(string(b), "\n")
-	for _, l := range lines {
-		if l != "" {
-			io.WriteString(p.w, p.prefix+l)
-		}
-	}
-	return len(b), nil
-}
-
 // hasParquet reports whether an export was written under dir before.
 func hasParquet(dir string) bool {
 	m, _ := filepath.Glob(filepath.Join(dir, "requests", "date=*", "data.parquet"))
 	return len(m) > 0
-}
-
-// parseRetention reads a span of time such as 30d, 36h or 90m.
-func parseRetention(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n <= 0 {
-			return 0, fmt.Errorf("--keep %q: want a positive number of days like 30d", s)
-		}
-		return time.Duration(n) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("--keep %q: want a span like 30d, 36h or 90m", s)
-	}
-	return d, nil
 }

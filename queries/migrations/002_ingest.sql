@@ -1,4 +1,6 @@
--- schema: the tables ingest writes. Safe to run on every open.
+-- 002_ingest: the tables ingest writes (the layout of the last release
+-- before schema versions, 18b8751, which store.Open checks an unversioned
+-- database against).
 --
 -- spans: one row per (trace_id, span_id), whichever file it came in first.
 --   ids are lowercase hex; times are Unix nanoseconds (BIGINT); kind is
@@ -8,7 +10,7 @@
 --   attributes['http.response.status_code'] reads a value.
 -- ingest_files: the ledger, one row per file content (sha256) taken in.
 -- ingest_errors: every record or span that was skipped, with where and why.
-CREATE TABLE IF NOT EXISTS ingest_files (
+CREATE TABLE ingest_files (
     file_id      BIGINT PRIMARY KEY,
     path         VARCHAR NOT NULL,
     sha256       VARCHAR NOT NULL UNIQUE,
@@ -23,7 +25,7 @@ CREATE TABLE IF NOT EXISTS ingest_files (
     seconds      DOUBLE
 );
 
-CREATE TABLE IF NOT EXISTS ingest_errors (
+CREATE TABLE ingest_errors (
     file_id      BIGINT,
     path         VARCHAR NOT NULL,
     "offset"     BIGINT,
@@ -34,7 +36,7 @@ CREATE TABLE IF NOT EXISTS ingest_errors (
     recorded_at  TIMESTAMPTZ
 );
 
-CREATE TABLE IF NOT EXISTS spans (
+CREATE TABLE spans (
     trace_id            VARCHAR NOT NULL,
     span_id             VARCHAR NOT NULL,
     parent_span_id      VARCHAR,

@@ -1,6 +1,7 @@
--- rebuild_tables: (re)creates the rebuilt tables, empty. The rebuild fills
--- them from spans; running it again replaces them.
---
+-- 003_derived: the tables derived from spans and the bookkeeping that keeps
+-- them up to date. Each is created empty here; the rebuild, the baselines
+-- and the nightly run fill and empty them, and never create tables.
+
 -- attempts: one row per physical attempt, at the lowest layer (transport
 --   CLIENT spans, gRPC Attempt spans); SERVER spans are never attempts.
 --   request_id      the logical request ("<trace_id>:<span_id>" of its anchor)
@@ -52,7 +53,7 @@
 --                   attempt but the final one), hidden_work_ms,
 --                   hidden_output_tokens
 --   attached_to     orphans: the trace root span they were attached to
-CREATE OR REPLACE TABLE attempts (
+CREATE TABLE attempts (
     request_id     VARCHAR NOT NULL,
     trace_id       VARCHAR NOT NULL,
     span_id        VARCHAR NOT NULL,
@@ -83,7 +84,7 @@ CREATE OR REPLACE TABLE attempts (
     hidden_output_tokens BIGINT NOT NULL DEFAULT 0
 );
 
-CREATE OR REPLACE TABLE requests (
+CREATE TABLE requests (
     request_id     VARCHAR NOT NULL,
     trace_id       VARCHAR NOT NULL,
     span_id        VARCHAR NOT NULL,
@@ -130,7 +131,7 @@ CREATE OR REPLACE TABLE requests (
 --   and start_ns name the request that holds the decision. A report bounds
 --   each figure by adding up the alternatives that lower it and those that
 --   raise it.
-CREATE OR REPLACE TABLE join_alternatives (
+CREATE TABLE join_alternatives (
     request_id   VARCHAR NOT NULL,
     start_ns     BIGINT NOT NULL,
     d_requests   INTEGER NOT NULL,
@@ -143,7 +144,7 @@ CREATE OR REPLACE TABLE join_alternatives (
 -- counts, the highest file_id, the rebuild's options), so a report knows
 -- when they are stale and an update knows which spans are new.
 -- Empty until a rebuild finishes.
-CREATE OR REPLACE TABLE rebuild_state (
+CREATE TABLE rebuild_state (
     spans       BIGINT NOT NULL,
     files       BIGINT NOT NULL,
     max_file_id BIGINT NOT NULL,
@@ -157,8 +158,8 @@ CREATE OR REPLACE TABLE rebuild_state (
 -- new file touched them (what retention left of a request it cut); a full
 -- rebuild empties it. baseline_pending: spans of request starts whose
 -- baselines the next baseline update recomputes.
-CREATE OR REPLACE TABLE rebuild_pending (trace_id VARCHAR NOT NULL);
-CREATE OR REPLACE TABLE baseline_pending (since_ns BIGINT NOT NULL, until_ns BIGINT NOT NULL);
+CREATE TABLE rebuild_pending (trace_id VARCHAR NOT NULL);
+CREATE TABLE baseline_pending (since_ns BIGINT NOT NULL, until_ns BIGINT NOT NULL);
 
 -- parent_cycles: the parent links the rebuild cut because they formed a
 -- loop (A's parent B, B's parent C, C's parent A). In each loop the span
@@ -166,4 +167,56 @@ CREATE OR REPLACE TABLE baseline_pending (since_ns BIGINT NOT NULL, until_ns BIG
 -- every span of the loop lands in the requests like any other trace.
 --   trace_id, span_id    the span taken as a root
 --   parent_span_id       the parent it named, ignored
-CREATE OR REPLACE TABLE parent_cycles (trace_id VARCHAR NOT NULL, span_id VARCHAR NOT NULL, parent_span_id VARCHAR NOT NULL);
+CREATE TABLE parent_cycles (trace_id VARCHAR NOT NULL, span_id VARCHAR NOT NULL, parent_span_id VARCHAR NOT NULL);
+
+-- baselines: one row per retried logical request (attempts > 1) and baseline
+--   kind (SPEC §5), also when no baseline could be found for it.
+--   request_id      the logical request (requests.request_id)
+--   kind            no_retry | healthy | alternate_route | matched | experiment
+--   latency_ms      L_retry: the request's client-observed latency
+--   l0_ms           L0 under this kind; NULL when there is none (see reason)
+--   added_ms        latency_ms - l0_ms
+--   ratio           latency_ms / l0_ms
+--   provenance      measured | experiment | modeled: how L0 was obtained
+--   method          how L0 was computed, in words, with the options used
+--   cohort_size     comparison requests L0 was taken from (NULL: no_retry and
+--                   the measured alternate_route, which use the request itself)
+--   match_distance  matched: mean covariate distance of the matches used
+--   reason          why l0_ms is NULL, else NULL
+--
+-- baseline_arms: the policy-experiment arm of every logical request whose
+--   anchor span carries the arm attribute.
+--   request_id, arm  the attribute's value, e.g. no_retry or retry
+--   control          arm is the control arm (no retries)
+CREATE TABLE baselines (
+    request_id     VARCHAR NOT NULL,
+    kind           VARCHAR NOT NULL,
+    latency_ms     DOUBLE NOT NULL,
+    l0_ms          DOUBLE,
+    added_ms       DOUBLE,
+    ratio          DOUBLE,
+    provenance     VARCHAR NOT NULL,
+    method         VARCHAR NOT NULL,
+    cohort_size    INTEGER,
+    match_distance DOUBLE,
+    reason         VARCHAR
+);
+
+CREATE TABLE baseline_arms (
+    request_id VARCHAR NOT NULL,
+    arm        VARCHAR NOT NULL,
+    control    BOOLEAN NOT NULL
+);
+
+-- baseline_state: one row once baselines are computed: the rebuilt_at of
+-- the rebuild of requests they reflect (NULL when computed from requests
+-- no rebuild wrote). Empty: baselines never computed.
+CREATE TABLE baseline_state (rebuilt_at TIMESTAMPTZ);
+
+-- run_window: the window of request starts the last nightly run's report
+-- covered (Unix ns, until exclusive; 0 leaves a side open), at most one row.
+CREATE TABLE run_window (since_ns BIGINT NOT NULL, until_ns BIGINT NOT NULL);
+
+-- parquet_pending: the UTC days (YYYY-MM-DD, or '*' for every day) whose
+-- Parquet files the next export writes again.
+CREATE TABLE parquet_pending (day VARCHAR NOT NULL);

@@ -1,4 +1,10 @@
-package main
+// Package pipeline keeps the derived state up to date: it brings the
+// requests, attempts and baselines in line with the spans (rebuilding and
+// recomputing only what is stale), and keeps the bookkeeping the nightly
+// run needs to be idempotent and incremental: the window its report covers
+// and the Parquet days left to write. It logs only to the writers it is
+// given.
+package pipeline
 
 import (
 	"context"
@@ -17,19 +23,18 @@ import (
 	"github.com/retryscope/retryscope/rebuild"
 )
 
-// derivedChange says which derived rows an ensureDerived call may have
-// changed: none, all, or those of requests starting in the closed ranges
-// of spans. requests is the range of starts of the requests the rebuild
-// itself added, replaced or removed (zero when it rebuilt all or changed
-// none).
-type derivedChange struct {
-	any, all bool
+// Change says which derived rows an Update may have changed: none, all, or
+// those of requests starting in the closed ranges of spans. requests is
+// the range of starts of the requests the rebuild itself added, replaced or
+// removed (zero when it rebuilt all or changed none).
+type Change struct {
+	all      bool
 	spans    [][2]int64
 	requests model.Window
 }
 
 // days lists the UTC days (YYYY-MM-DD) a partial change may have touched.
-func (c derivedChange) days() []string {
+func (c Change) days() []string {
 	var days []string
 	for _, s := range c.spans {
 		for d := time.Unix(0, s[0]).UTC().Truncate(24 * time.Hour); !d.After(time.Unix(0, s[1]).UTC()); d = d.Add(24 * time.Hour) {
@@ -41,21 +46,21 @@ func (c derivedChange) days() []string {
 	return days
 }
 
-// ensureDerived brings the derived tables (requests, attempts, baselines)
+// Ensure brings the derived tables (requests, attempts, baselines)
 // up to date with the spans, rebuilding only what is stale, and says on
 // log what it did.
-func ensureDerived(ctx context.Context, st *store.Store, opt rebuild.Options, log io.Writer) error {
-	_, err := updateDerived(ctx, st, opt, log, nil)
+func Ensure(ctx context.Context, st *store.Store, opt rebuild.Options, log io.Writer) error {
+	_, err := Update(ctx, st, opt, log, nil)
 	return err
 }
 
-// updateDerived is ensureDerived, also saying what changed. All of it is
-// one transaction, with the Parquet days it leaves to write again and
+// Update is Ensure, also saying what changed. All of it is one
+// transaction, with the Parquet days it leaves to write again and
 // whatever inTx (if set) records of the change: a kill or a full disk
 // leaves the derived tables as they were, or wholly updated and with the
 // change remembered, never half of either.
-func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, log io.Writer, inTx func(derivedChange) error) (derivedChange, error) {
-	var change derivedChange
+func Update(ctx context.Context, st *store.Store, opt rebuild.Options, log io.Writer, inTx func(Change) error) (Change, error) {
+	var change Change
 	err := st.Tx(ctx, func() error {
 		var err error
 		if change, err = deriveSteps(ctx, st, opt, log); err != nil {
@@ -80,10 +85,7 @@ func updateDerived(ctx context.Context, st *store.Store, opt rebuild.Options, lo
 // markParquetPending adds the days a change touched (every day: "*") to
 // parquet_pending, which a run's export empties only once it has written
 // them all.
-func markParquetPending(ctx context.Context, st *store.Store, change derivedChange) error {
-	if _, err := st.Conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS parquet_pending (day VARCHAR NOT NULL)`); err != nil {
-		return err
-	}
+func markParquetPending(ctx context.Context, st *store.Store, change Change) error {
 	days := change.days()
 	if change.all {
 		days = []string{"*"}
@@ -96,9 +98,9 @@ func markParquetPending(ctx context.Context, st *store.Store, change derivedChan
 	return nil
 }
 
-// deriveSteps does updateDerived's work.
-func deriveSteps(ctx context.Context, st *store.Store, opt rebuild.Options, log io.Writer) (derivedChange, error) {
-	var change derivedChange
+// deriveSteps does Update's work.
+func deriveSteps(ctx context.Context, st *store.Store, opt rebuild.Options, log io.Writer) (Change, error) {
+	var change Change
 	freshBefore, err := baselinesFresh(ctx, st)
 	if err != nil {
 		return change, err
@@ -135,7 +137,7 @@ func deriveSteps(ctx context.Context, st *store.Store, opt rebuild.Options, log 
 	if err != nil || fresh && len(pending) == 0 {
 		return change, err
 	}
-	change.any, change.all = true, true
+	change.all = true
 	var ranges [][2]int64
 	if freshBefore && (stats.Partial || !rebuilt) {
 		// The baselines matched the previous rebuild, so only the requests
@@ -192,19 +194,21 @@ func deriveSteps(ctx context.Context, st *store.Store, opt rebuild.Options, log 
 	return change, nil
 }
 
-// openDerived opens an existing database and brings its derived tables up
-// to date, for the commands that read them (report, export).
-func openDerived(ctx context.Context, db dbFlags, opt rebuild.Options, log io.Writer) (*store.Store, error) {
-	if _, err := os.Stat(db.path); err != nil {
-		return nil, fmt.Errorf("database %s: %w (ingest traces first: retryscope ingest --db %s PATH...)", db.path, err, db.path)
+// OpenDerived opens the existing database at path with open and brings
+// its derived tables up to date, for the commands that read them (report,
+// export).
+func OpenDerived(ctx context.Context, path string, open func(context.Context, io.Writer) (*store.Store, error),
+	opt rebuild.Options, log io.Writer) (*store.Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("database %s: %w (ingest traces first: retryscope ingest --db %s PATH...)", path, err, path)
 	}
-	st, err := db.open(ctx, log)
+	st, err := open(ctx, log)
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureDerived(ctx, st, opt, log); err != nil {
+	if err := Ensure(ctx, st, opt, log); err != nil {
 		st.Close()
-		return nil, fmt.Errorf("%s: %w", db.path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return st, nil
 }
@@ -212,9 +216,6 @@ func openDerived(ctx context.Context, db dbFlags, opt rebuild.Options, log io.Wr
 // baselinePending lists the ranges of request starts whose baselines
 // retention left to recompute.
 func baselinePending(ctx context.Context, st *store.Store) ([][2]int64, error) {
-	if !hasTable(ctx, st, "baseline_pending") {
-		return nil, nil
-	}
 	rows, err := st.Conn.QueryContext(ctx, `SELECT since_ns, until_ns FROM baseline_pending ORDER BY ALL`)
 	if err != nil {
 		return nil, err
@@ -233,16 +234,7 @@ func baselinePending(ctx context.Context, st *store.Store) ([][2]int64, error) {
 
 // baselinesFresh reports whether the baselines reflect the latest rebuild.
 func baselinesFresh(ctx context.Context, st *store.Store) (bool, error) {
-	if !hasTable(ctx, st, "baseline_state") || !hasTable(ctx, st, "baselines") || !hasTable(ctx, st, "rebuild_state") {
-		return false, nil
-	}
 	var fresh bool
 	err := st.Conn.QueryRowContext(ctx, queries.Get("baseline_state_check")).Scan(&fresh)
 	return fresh, err
-}
-
-func hasTable(ctx context.Context, st *store.Store, name string) bool {
-	var n int
-	st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE table_name = $1 AND NOT temporary`, name).Scan(&n)
-	return n > 0
 }

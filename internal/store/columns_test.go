@@ -1,0 +1,21 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/testkit"
+	"github.com/retryscope/retryscope/queries"
+)
+
+// The staged spans' and the rejections' column lists name exactly the
+// columns of their tables.
+func TestAppendedColumnsMatchTheTables(t *testing.T) {
+	st := testkit.Open(t)
+	if _, err := st.Conn.ExecContext(context.Background(), queries.Get("stage")); err != nil {
+		t.Fatal(err)
+	}
+	testkit.CheckColumns(t, st, "temp", "stage_spans", store.StageColumns)
+	testkit.CheckColumns(t, st, "", "ingest_errors", store.RejectionColumns)
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/retryscope/retryscope/export"
 	"github.com/retryscope/retryscope/internal/pipeline"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 const exportExamples = `
@@ -23,8 +24,8 @@ func runExport(ctx context.Context, e env, args []string) error {
 	var db dbFlags
 	db.register(fs)
 	dir := fs.String("parquet", "", "directory to write the Parquet files under (required)")
-	var rb rebuildFlags
-	rb.register(fs)
+	var rb rebuild.Flags
+	rb.Register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return err
 	}
@@ -34,8 +35,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErrorf("export", "export takes no arguments (got %q)", fs.Arg(0))
 	}
-	rb.splitSet = fs.Changed("split-window")
-	rbOpt, err := rb.options()
+	rbOpt, err := rb.Options()
 	if err != nil {
 		return &usageError{"export", err}
 	}

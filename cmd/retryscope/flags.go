@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -63,23 +62,8 @@ func (d *dbFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&d.wait, "wait", false, "if another run holds the database, wait for it instead of failing")
 }
 
-// open opens the database; with --wait it polls while another process
+// open opens the database; with --wait it waits while another process
 // holds the file, saying so once on log.
 func (d *dbFlags) open(ctx context.Context, log io.Writer) (*store.Store, error) {
-	said := false
-	for {
-		st, err := store.Open(ctx, d.path, store.Options{MemoryLimit: d.memoryLimit, Threads: d.threads})
-		if err == nil || !d.wait || !errors.Is(err, store.ErrLocked) {
-			return st, err
-		}
-		if !said {
-			fmt.Fprintf(log, "retryscope: %s is held by another process; waiting (--wait)\n", d.path)
-			said = true
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+	return store.OpenWaiting(ctx, d.path, store.Options{MemoryLimit: d.memoryLimit, Threads: d.threads}, d.wait, log)
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 )
 
@@ -121,11 +122,11 @@ func TestOutOfMemoryOnAFullDiskSaysSo(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "small")
 	tmpfsAt(t, dir, 128<<20)
 	full := errors.New("Out of Memory Error: failed to offload data block of size 256.0 KiB (increase the memory limit)")
-	if got := explainFull(full, dir).Error(); strings.Contains(got, "no space left") {
+	if got := store.ExplainFull(full, dir).Error(); strings.Contains(got, "no space left") {
 		t.Errorf("an empty disk blamed: %s", got)
 	}
 	os.WriteFile(filepath.Join(dir, "filler"), make([]byte, 100<<20), 0o644)
-	if got := explainFull(full, "", dir).Error(); !strings.Contains(got, "no space left on device: "+dir) {
+	if got := store.ExplainFull(full, "", dir).Error(); !strings.Contains(got, "no space left on device: "+dir) {
 		t.Errorf("a full disk not named: %s", got)
 	}
 }

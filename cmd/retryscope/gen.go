@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/retryscope/retryscope/internal/gen"
 )
@@ -52,40 +51,14 @@ func runGen(_ context.Context, e env, args []string) error {
 	if *format == "proto" {
 		write = gen.WriteProtoFramed
 	}
-	if err := writeTo(*out, e.stdout, func(w io.Writer) error { return write(w, res.Traces) }); err != nil {
+	if err := gen.WriteTo(*out, e.stdout, func(w io.Writer) error { return write(w, res.Traces) }); err != nil {
 		return fmt.Errorf("gen: write %s: %w", *out, err)
 	}
 	if *truth != "" {
-		if err := writeTo(*truth, e.stdout, func(w io.Writer) error { return gen.WriteTruth(w, res.Truth) }); err != nil {
+		if err := gen.WriteTo(*truth, e.stdout, func(w io.Writer) error { return gen.WriteTruth(w, res.Truth) }); err != nil {
 			return fmt.Errorf("gen: write %s: %w", *truth, err)
 		}
 	}
-	spans := 0
-	for _, td := range res.Traces {
-		spans += td.SpanCount()
-	}
-	w := res.Truth.Workload
-	fmt.Fprintf(e.stderr, "gen: %d logical requests, %d attempts (amplification %.3f), %d spans -> %s",
-		w.LogicalRequests, w.Attempts, w.Amplification, spans, *out)
-	if *truth != "" {
-		fmt.Fprintf(e.stderr, ", truth -> %s", *truth)
-	}
-	fmt.Fprintln(e.stderr)
+	fmt.Fprintln(e.stderr, "gen: "+res.Summary(*out, *truth))
 	return nil
-}
-
-// writeTo writes to path, or to stdout when path is "-".
-func writeTo(path string, stdout io.Writer, write func(io.Writer) error) error {
-	if path == "-" {
-		return write(stdout)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

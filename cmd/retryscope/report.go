@@ -1,14 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"time"
-
-	"github.com/spf13/pflag"
 
 	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/rebuild"
@@ -42,16 +36,15 @@ func runReport(ctx context.Context, e env, args []string) error {
 	var out report.Flags
 	out.Register(fs, "output")
 	explain := fs.Bool("explain", false, "also show how many logical requests each rebuild rule built")
-	var rb rebuildFlags
-	rb.register(fs)
+	var rb rebuild.Flags
+	rb.Register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return err
 	}
 	if err := out.Check(); err != nil {
 		return &usageError{"report", err}
 	}
-	rb.splitSet = fs.Changed("split-window")
-	rbOpt, err := rb.options()
+	rbOpt, err := rb.Options()
 	if err != nil {
 		return &usageError{"report", err}
 	}
@@ -67,58 +60,4 @@ func runReport(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("report %s: %w", db.path, err)
 	}
 	return nil
-}
-
-// rebuildFlags name what the rebuild cannot guess; see rebuild.Keys.
-type rebuildFlags struct {
-	keys        rebuild.Keys
-	splitWindow time.Duration
-	splitSet    bool // --split-window was given, so it wins over --config
-	config      string
-}
-
-func (r *rebuildFlags) register(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&r.keys.RequestID, "id-key", nil, "attribute with a logical request id shared by its attempts, tried before retryscope.request.id (repeatable)")
-	fs.StringSliceVar(&r.keys.Attempt, "attempt-key", nil, "attribute with the attempt number (1 = first), tried before retryscope.attempt (repeatable)")
-	fs.StringSliceVar(&r.keys.FirstToken, "first-token-event", nil, "span event marking a stream's first token, beside gen_ai.first_token (repeatable)")
-	fs.StringSliceVar(&r.keys.Route, "route-key", nil, "attribute naming where an attempt went, tried before server.address (repeatable)")
-	fs.StringSliceVar(&r.keys.Model, "model-key", nil, "attribute naming the requested model, tried before gen_ai.request.model (repeatable)")
-	fs.DurationVar(&r.splitWindow, "split-window", rebuild.DefaultSplitWindow, "longest gap after a failed attempt for a call in another trace to count as its retry")
-	fs.StringVar(&r.config, "config", "", "JSON file with request_id_keys, attempt_keys, first_token_events, route_keys, model_keys, split_window (flags add to it)")
-}
-
-// rebuildConfig is the --config file.
-type rebuildConfig struct {
-	rebuild.Keys
-	SplitWindow string `json:"split_window,omitempty"`
-}
-
-// options merges the config file (if any) with the flags; flags come first.
-func (r *rebuildFlags) options() (rebuild.Options, error) {
-	opt := rebuild.Options{Keys: r.keys, SplitWindow: r.splitWindow}
-	if r.config == "" {
-		return opt, nil
-	}
-	raw, err := os.ReadFile(r.config)
-	if err != nil {
-		return opt, fmt.Errorf("read --config: %w", err)
-	}
-	var cfg rebuildConfig
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		return opt, fmt.Errorf("--config %s: %w", r.config, err)
-	}
-	k := &opt.Keys
-	k.RequestID = append(k.RequestID, cfg.RequestID...)
-	k.Attempt = append(k.Attempt, cfg.Attempt...)
-	k.FirstToken = append(k.FirstToken, cfg.FirstToken...)
-	k.Route = append(k.Route, cfg.Route...)
-	k.Model = append(k.Model, cfg.Model...)
-	if cfg.SplitWindow != "" && !r.splitSet {
-		if opt.SplitWindow, err = time.ParseDuration(cfg.SplitWindow); err != nil || opt.SplitWindow <= 0 {
-			return opt, fmt.Errorf("--config %s: split_window %q is not a positive duration such as 20s", r.config, cfg.SplitWindow)
-		}
-	}
-	return opt, nil
 }

@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/pipeline"
+	"github.com/retryscope/retryscope/internal/progress"
+	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/report"
@@ -35,29 +34,17 @@ func runRun(ctx context.Context, e env, args []string) error {
 	checkLimits := lim.RegisterFlags(fs)
 	var rep report.Flags
 	rep.Register(fs, "report")
-	var rb rebuildFlags
-	rb.register(fs)
+	var rb rebuild.Flags
+	rb.Register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		return usageErrorf("run", "run needs at least one PATH to ingest (a file, directory, glob, or -)")
 	}
-	var retention time.Duration
-	if *keep != "" {
-		d, err := parseRetention(*keep)
-		if err != nil {
-			return &usageError{"run", err}
-		}
-		retention = d
-	}
-	now := time.Now()
-	if *nowFlag != "" {
-		t, err := time.Parse(time.RFC3339, *nowFlag)
-		if err != nil {
-			return usageErrorf("run", "--now: %v", err)
-		}
-		now = t
+	cutoff, err := rebuild.KeepCutoff(*keep, *nowFlag, time.Now())
+	if err != nil {
+		return &usageError{"run", err}
 	}
 	if err := rep.Check(); err != nil {
 		return &usageError{"run", err}
@@ -65,8 +52,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 	if err := checkLimits(); err != nil {
 		return &usageError{"run", err}
 	}
-	rb.splitSet = fs.Changed("split-window")
-	rbOpt, err := rb.options()
+	rbOpt, err := rb.Options()
 	if err != nil {
 		return &usageError{"run", err}
 	}
@@ -79,7 +65,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 	defer st.Close()
 	logf := func(format string, a ...any) { fmt.Fprintf(e.stderr, "run: "+format+"\n", a...) }
 	fail := func(err error) error {
-		return explainFull(err, filepath.Dir(db.path), *parquetDir, filepath.Dir(rep.Output()))
+		return store.ExplainFull(err, filepath.Dir(db.path), *parquetDir, filepath.Dir(rep.Output()))
 	}
 
 	sum, err := ingestPaths(ctx, st, db, fs.Args(), e, ingest.Options{
@@ -92,9 +78,8 @@ func runRun(ctx context.Context, e env, args []string) error {
 	}
 	_, _, _, _, rejected := sum.Totals()
 
-	pruned := int64(0)
-	if retention > 0 {
-		pruned, err = rebuild.Prune(ctx, st, now.Add(-retention).UnixNano())
+	if cutoff != 0 {
+		pruned, err := rebuild.Prune(ctx, st, cutoff)
 		if err != nil {
 			return fail(fmt.Errorf("prune: %w", err))
 		}
@@ -111,7 +96,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
-	if _, err := pipeline.Update(ctx, st, rbOpt, prefixed{e.stderr, "run: "}, window); err != nil {
+	if _, err := pipeline.Update(ctx, st, rbOpt, progress.Prefixed{W: e.stderr, Prefix: "run: "}, window); err != nil {
 		return fail(err)
 	}
 	if *parquetDir != "" {
@@ -138,36 +123,4 @@ func runRun(ctx context.Context, e env, args []string) error {
 		return errRejected
 	}
 	return nil
-}
-
-// prefixed writes each line with a prefix, for plain cron-mail logs.
-type prefixed struct {
-	w      io.Writer
-	prefix string
-}
-
-func (p prefixed) Write(b []byte) (int, error) {
-	lines := strings.SplitAfter(string(b), "\n")
-	for _, l := range lines {
-		if l != "" {
-			io.WriteString(p.w, p.prefix+l)
-		}
-	}
-	return len(b), nil
-}
-
-// parseRetention reads a span of time such as 30d, 36h or 90m.
-func parseRetention(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n <= 0 {
-			return 0, fmt.Errorf("--keep %q: want a positive number of days like 30d", s)
-		}
-		return time.Duration(n) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("--keep %q: want a span like 30d, 36h or 90m", s)
-	}
-	return d, nil
 }

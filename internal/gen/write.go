@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -40,4 +41,37 @@ func WriteProtoFramed(w io.Writer, batches []ptrace.Traces) error {
 		bw.Write(b)
 	}
 	return bw.Flush()
+}
+
+// WriteTo writes to the file at path, or to stdout when path is "-".
+func WriteTo(path string, stdout io.Writer, write func(io.Writer) error) error {
+	if path == "-" {
+		return write(stdout)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Summary says what a run generated and where it went: the truth's
+// requests, attempts and amplification, the spans, the traces file out and
+// the truth file (none when "").
+func (r Result) Summary(out, truth string) string {
+	spans := 0
+	for _, td := range r.Traces {
+		spans += td.SpanCount()
+	}
+	w := r.Truth.Workload
+	s := fmt.Sprintf("%d logical requests, %d attempts (amplification %.3f), %d spans -> %s",
+		w.LogicalRequests, w.Attempts, w.Amplification, spans, out)
+	if truth != "" {
+		s += ", truth -> " + truth
+	}
+	return s
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 )
@@ -148,4 +149,21 @@ func (r *Reporter) Done() {
 	if r != nil && r.line != nil {
 		r.line.Clear()
 	}
+}
+
+// Prefixed writes each line to W with Prefix before it, for plain
+// cron-mail logs.
+type Prefixed struct {
+	W      io.Writer
+	Prefix string
+}
+
+func (p Prefixed) Write(b []byte) (int, error) {
+	lines := strings.SplitAfter(string(b), "\n")
+	for _, l := range lines {
+		if l != "" {
+			io.WriteString(p.W, p.Prefix+l)
+		}
+	}
+	return len(b), nil
 }

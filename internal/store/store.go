@@ -10,6 +10,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"regexp"
 	"strings"
@@ -443,4 +444,25 @@ func (s *Store) BaselinesComputed(ctx context.Context) (bool, error) {
 	var n int
 	err := s.Conn.QueryRowContext(ctx, `SELECT count(*) FROM baseline_state`).Scan(&n)
 	return n > 0, err
+}
+
+// OpenWaiting is Open; with wait, while another process holds the file it
+// polls until the file is free (or ctx ends), saying so once on log.
+func OpenWaiting(ctx context.Context, path string, opt Options, wait bool, log io.Writer) (*Store, error) {
+	said := false
+	for {
+		st, err := Open(ctx, path, opt)
+		if err == nil || !wait || !errors.Is(err, ErrLocked) {
+			return st, err
+		}
+		if !said {
+			fmt.Fprintf(log, "retryscope: %s is held by another process; waiting (--wait)\n", path)
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package main
+package store
 
 import (
 	"errors"
@@ -11,11 +11,11 @@ import (
 // lowSpace is free space under which a failure is blamed on a full disk.
 const lowSpace = 64 << 20
 
-// explainFull says "no space left on device" for a failure a full disk
+// ExplainFull says "no space left on device" for a failure a full disk
 // caused but that does not say so: DuckDB reports that it could not spill
 // to a full disk as running out of memory ("increase the memory limit").
 // It names the fullest of dirs when one has less than lowSpace free.
-func explainFull(err error, dirs ...string) error {
+func ExplainFull(err error, dirs ...string) error {
 	if err == nil || errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), "No space left on device") ||
 		strings.Contains(err.Error(), "no space left on device") {
 		return err

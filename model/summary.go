@@ -77,12 +77,15 @@ type Summary struct {
 	CI95 *TailCI `json:"ci95,omitempty"`
 }
 
-// TailCI holds bootstrap 95% intervals of p95 and p99; an interval is null
-// when its percentile is.
-type TailCI struct {
-	P95 *Interval `json:"p95"`
-	P99 *Interval `json:"p99"`
+// Tail holds a figure of the p95 and of the p99 of a distribution; a side
+// is null when its percentile is.
+type Tail[T any] struct {
+	P95 *T `json:"p95"`
+	P99 *T `json:"p99"`
 }
+
+// TailCI holds bootstrap 95% intervals of p95 and p99.
+type TailCI = Tail[Interval]
 
 // Interval is a confidence interval.
 type Interval struct {

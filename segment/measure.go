@@ -75,10 +75,7 @@ type Split struct {
 
 // TailMovement is how far retried requests' tail sits from the whole
 // workload's, at p95 and p99; a side is null when either percentile is.
-type TailMovement struct {
-	P95 *Movement `json:"p95"`
-	P99 *Movement `json:"p99"`
-}
+type TailMovement = model.Tail[Movement]
 
 // Movement is retried pX − all pX in ms, and retried pX / all pX.
 type Movement struct {

@@ -2,6 +2,8 @@ package model
 
 import (
 	"math"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -40,4 +42,17 @@ func (w Window) String() string {
 		return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
 	}
 	return "requests starting from " + side(w.Since, "the first") + " until " + side(w.Until, "the last")
+}
+
+// ParseSpan reads a span of time as the command line gives one: a Go
+// duration ("90m", "36h") or a whole number of days ("30d"). ok is false
+// for anything else, zero and negative spans included.
+func ParseSpan(s string) (d time.Duration, ok bool) {
+	s = strings.TrimSpace(s)
+	if days, found := strings.CutSuffix(s, "d"); found {
+		n, err := strconv.Atoi(days)
+		return time.Duration(n) * 24 * time.Hour, err == nil && n > 0
+	}
+	d, err := time.ParseDuration(s)
+	return d, err == nil && d > 0
 }

@@ -3,11 +3,10 @@ package rebuild
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
 )
 
 // Prune deletes the traces whose spans all started before cutoffNS (Unix
@@ -62,31 +61,15 @@ func KeepCutoff(keep, now string, clock time.Time) (int64, error) {
 	if keep == "" {
 		return 0, nil
 	}
-	age, err := parseAge(keep)
-	if err != nil {
-		return 0, err
+	age, ok := model.ParseSpan(keep)
+	if !ok {
+		return 0, fmt.Errorf("--keep %q: want a span like 30d, 36h or 90m", keep)
 	}
+	var err error
 	if now != "" {
 		if clock, err = time.Parse(time.RFC3339, now); err != nil {
 			return 0, fmt.Errorf("--now: %v", err)
 		}
 	}
 	return clock.Add(-age).UnixNano(), nil
-}
-
-// parseAge reads how long to keep data, as --keep gives it: a span such
-// as 30d, 36h or 90m.
-func parseAge(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n <= 0 {
-			return 0, fmt.Errorf("--keep %q: want a positive number of days like 30d", s)
-		}
-		return time.Duration(n) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("--keep %q: want a span like 30d, 36h or 90m", s)
-	}
-	return d, nil
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/retryscope/retryscope/model"
 )
 
 // Kind is what a dimension slices by.
@@ -250,17 +252,9 @@ func (d Dim) validate() error {
 // ParseWidth reads a time bucket width: a Go duration ("15m", "1h") or a
 // whole number of days ("1d", "7d").
 func ParseWidth(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n <= 0 {
-			return 0, fmt.Errorf("bad bucket width %q (want e.g. 15m, 1h, 1d)", s)
-		}
-		return time.Duration(n) * 24 * time.Hour, nil
-	}
-	w, err := time.ParseDuration(s)
-	if err != nil || w < time.Millisecond {
-		return 0, fmt.Errorf("bad bucket width %q (want e.g. 15m, 1h, 1d)", s)
+	w, ok := model.ParseSpan(s)
+	if !ok || w < time.Millisecond {
+		return 0, fmt.Errorf("bad bucket width %q (want e.g. 15m, 1h, 1d)", strings.TrimSpace(s))
 	}
 	return w, nil
 }

@@ -35,7 +35,7 @@ func capAttempts(ctx context.Context, st *store.Store, win model.Window, _ *segm
 		}
 		next := c.Rows[n]
 		f := Finding{Kind: "cap_attempts", Segment: g.seg,
-			Problem: fmt.Sprintf("attempt %d rescues %.0f requests per 1,000 and adds %s of p99", n+1, *next.RescuedPer1000, fmtMs(*next.AddedP99Ms)),
+			Problem: fmt.Sprintf("attempt %d rescues %.0f per 1,000 requests and adds %s to their p99", n+1, *next.RescuedPer1000, fmtMs(*next.AddedP99Ms)),
 			Evidence: []Evidence{
 				{Name: fmt.Sprintf("requests that made attempt %d", n+1), Value: float64(next.Reached), Unit: "count"},
 				{Name: fmt.Sprintf("rescued per 1,000 by attempt %d", n+1), Value: *next.RescuedPer1000, Unit: "count"},

@@ -2,8 +2,10 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -214,4 +216,137 @@ func findingsOf(rep *Report, kind string) []Finding {
 		}
 	}
 	return out
+}
+
+// fallbackConfig is nested LLM requests whose application loop's last try
+// goes to the fallback provider, which fails far less often than the
+// primary (and never has the primary's incidents).
+func fallbackConfig() gen.Config {
+	cfg := gen.DefaultConfig()
+	cfg.Seed, cfg.Requests, cfg.Rate = 5, 3000, 40
+	cfg.Shapes, cfg.Nested = []gen.Shape{gen.ShapeWrapped}, true
+	return cfg
+}
+
+// TestRouteRetriesTruth: retries on the first attempt's route and on the
+// fallback, their success and time, equal the truth's attempts; the
+// fallback rescues more, and prefer_fallback says so.
+func TestRouteRetriesTruth(t *testing.T) {
+	st, truth := workload.Rebuilt(t, fallbackConfig())
+	var same, sameOK, alt, altOK int64
+	var sameMs, altMs float64
+	for _, r := range truth.Requests {
+		var latest int64 // the latest end of the attempts before
+		for k, a := range r.AttemptList {
+			prev := latest
+			latest = max(latest, a.EndNs)
+			if k == 0 {
+				continue
+			}
+			// The attempt and the wait before it (none when it overlapped).
+			ms := float64(a.EndNs-min(a.StartNs, prev)) / 1e6
+			if a.Route == r.AttemptList[0].Route {
+				same++
+				sameMs += ms
+				if a.Trigger == "" {
+					sameOK++
+				}
+			} else {
+				alt++
+				altMs += ms
+				if a.Trigger == "" {
+					altOK++
+				}
+			}
+		}
+	}
+	rep := buildReport(t, st)
+	rr := rep.Workload.RouteRetries
+	if rr.SameRouteRetries != same || rr.AlternateRouteRetries != alt {
+		t.Fatalf("retries same/alternate %d/%d, truth %d/%d", rr.SameRouteRetries, rr.AlternateRouteRetries, same, alt)
+	}
+	near := func(name string, got *float64, want float64) {
+		if got == nil || math.Abs(*got-want) > 1e-3*max(1, want) {
+			t.Errorf("%s %v, truth %v", name, got, want)
+		}
+	}
+	near("same-route success", rr.SameRouteRetrySuccessRate, float64(sameOK)/float64(same))
+	near("alternate-route success", rr.AlternateRouteRetrySuccessRate, float64(altOK)/float64(alt))
+	near("same-route time per retry", rr.SameRouteRetryAddedMs, sameMs/float64(same))
+	near("alternate-route time per retry", rr.AlternateRouteRetryAddedMs, altMs/float64(alt))
+	f := findingsOf(rep, "prefer_fallback")
+	if len(f) != 1 {
+		t.Fatalf("%d prefer_fallback findings, want 1", len(f))
+	}
+	t.Logf("same route %d retries, %.1f%% ok; alternate %d, %.1f%% ok; %s", same, 100*float64(sameOK)/float64(same), alt,
+		100*float64(altOK)/float64(alt), f[0].Change)
+}
+
+// TestCapAttempts: with six attempts allowed, the late attempts of the
+// largest segment rescue a handful of requests per 1,000 and stretch the
+// p99; cap_attempts names the ceiling, with the figures of the marginal
+// yield table.
+func TestCapAttempts(t *testing.T) {
+	cfg := gen.DefaultConfig()
+	cfg.Seed, cfg.Requests, cfg.Rate = 2, 3000, 30
+	cfg.Shapes = []gen.Shape{gen.ShapeResend}
+	cfg.Policy.MaxAttempts = 6
+	st, _ := workload.Rebuilt(t, cfg)
+	rep := buildReport(t, st)
+	var found bool
+	for _, f := range findingsOf(rep, "cap_attempts") {
+		var curve *YieldCurve
+		for i, s := range rep.MarginalYield.Segments {
+			if segmentName(s.Segment) == segmentName(f.Segment) {
+				curve = &rep.MarginalYield.Segments[i].YieldCurve
+			}
+		}
+		if curve == nil {
+			t.Fatalf("cap_attempts on %s, which has no marginal yield curve", segmentName(f.Segment))
+		}
+		n := 0
+		for _, r := range curve.Rows {
+			if strings.HasPrefix(f.Change, fmt.Sprintf("cap attempts at %d ", r.Attempt)) {
+				n = r.Attempt
+			}
+		}
+		if n == 0 || n >= len(curve.Rows) {
+			t.Fatalf("cap_attempts: %q names no attempt of the curve", f.Change)
+		}
+		next := curve.Rows[n]
+		if *next.RescuedPer1000 >= capMaxRescuedPer1000 || *next.AddedP99Ms < capMinAddedP99Ms ||
+			f.Evidence[1].Value != *next.RescuedPer1000 || f.Evidence[2].Value != *next.AddedP99Ms {
+			t.Errorf("cap at %d: attempt %d rescues %v per 1,000 and adds %v ms; evidence %v", n, n+1,
+				*next.RescuedPer1000, *next.AddedP99Ms, f.Evidence)
+		}
+		if f.Segment["service"] == "checkout" {
+			found = true
+		}
+		t.Log(f.Change)
+	}
+	if !found {
+		t.Errorf("no cap_attempts finding on service checkout; findings %v", rep.Findings)
+	}
+}
+
+// TestHealthyNoYieldFindings: a healthy workload (low fault rates, full
+// jitter, no storm) gives none of the marginal yield, capacity and route
+// findings.
+func TestHealthyNoYieldFindings(t *testing.T) {
+	cfg := gen.DefaultConfig()
+	cfg.Seed, cfg.Requests, cfg.Rate = 4, 3000, 20
+	cfg.Faults = gen.FaultMix{RateLimited: 0.005, ServerError: 0.005, Reset: 0.002, Timeout: 0.002}
+	cfg.Shapes = append(gen.AllShapes(), gen.ShapeAppLoop)
+	cfg.Policy.NaiveShare = 0
+	st, _ := workload.Rebuilt(t, cfg)
+	rep := buildReport(t, st)
+	for _, kind := range []string{"cap_attempts", "retry_storm", "prefer_fallback"} {
+		for _, f := range findingsOf(rep, kind) {
+			t.Errorf("%s on %s: %s", kind, segmentName(f.Segment), f.Problem)
+		}
+	}
+	if len(rep.Capacity.Buckets) == 0 || len(rep.MarginalYield.Workload.Rows) < 2 {
+		t.Errorf("the healthy workload has %d capacity buckets and %d attempts at most; the test needs retries over time",
+			len(rep.Capacity.Buckets), len(rep.MarginalYield.Workload.Rows))
+	}
 }

@@ -265,14 +265,14 @@ func (rep *Report) capacityTable() Table {
 			{"peak_attempts_in_flight", "peak in flight"}}}
 	for _, b := range c.Buckets {
 		t.Rows = append(t.Rows, []Cell{text(b.Start), count(b.Requests), maybe(Times, b.Amplification),
-			value(Number, b.AttemptsPerS), value(Number, b.OfferedLoad), value(Number, b.OfferedLoadFirstAttempts),
+			value(Decimal, b.AttemptsPerS), value(Decimal, b.OfferedLoad), value(Decimal, b.OfferedLoadFirstAttempts),
 			count(b.PeakInFlight)})
 	}
 	t.Notes = []string{
 		"λ·S: attempt-seconds in flight per second (arrival rate × mean service time, client side); no retry: first attempts alone. " +
 			"amp: attempts per request of the requests started in the bucket.",
 		fmt.Sprintf("Whole timeline: λ·S %s with retries, %s without; peak %d attempts in flight at %s (%d first attempts at most); hidden work %s.",
-			format(Number, c.OfferedLoad), format(Number, c.OfferedLoadFirstAttempts), c.PeakAttemptsInFlight, c.PeakAt,
+			format(Decimal, c.OfferedLoad), format(Decimal, c.OfferedLoadFirstAttempts), c.PeakAttemptsInFlight, c.PeakAt,
 			c.PeakFirstAttemptsInFlight, fmtMs(c.HiddenWorkMs)),
 	}
 	if len(c.Spikes) == 0 {
@@ -280,7 +280,7 @@ func (rep *Report) capacityTable() Table {
 	}
 	for _, s := range c.Spikes {
 		t.Notes = append(t.Notes, fmt.Sprintf("Spike %s to %s: amplification %s over %d requests, %s attempts/s, %d extra attempts.",
-			s.Start, s.End, format(Times, s.Amplification), s.Requests, format(Number, s.AttemptsPerS), s.ExtraAttempts))
+			s.Start, s.End, format(Times, s.Amplification), s.Requests, format(Decimal, s.AttemptsPerS), s.ExtraAttempts))
 	}
 	return t
 }

@@ -95,15 +95,15 @@ func retryStorm(ctx context.Context, st *store.Store, win model.Window, all *seg
 	var names []string
 	for _, s := range c.Spikes {
 		names = append(names, fmt.Sprintf("%s to %s at %s (%s attempts/s)", s.Start, s.End, format(Times, s.Amplification),
-			format(Number, s.AttemptsPerS)))
+			format(Decimal, s.AttemptsPerS)))
 		f.Evidence = append(f.Evidence, Evidence{Name: "amplification from " + s.Start + " to " + s.End, Value: s.Amplification, Unit: "ratio"})
 		f.Cost.Attempts += s.ExtraAttempts
 		f.Cost.TimeMs += s.ExtraMs
 		f.Cost.Tokens += s.ExtraTokens
 	}
 	f.Evidence = append(f.Evidence, Evidence{Name: "peak attempts in flight", Value: float64(c.PeakAttemptsInFlight), Unit: "count"},
-		Evidence{Name: "offered load λ·S with retries", Value: c.OfferedLoad, Unit: "number"},
-		Evidence{Name: "offered load λ·S without retries", Value: c.OfferedLoadFirstAttempts, Unit: "number"})
+		Evidence{Name: "offered load λ·S with retries", Value: c.OfferedLoad, Unit: "decimal"},
+		Evidence{Name: "offered load λ·S without retries", Value: c.OfferedLoadFirstAttempts, Unit: "decimal"})
 	f.Problem = fmt.Sprintf("retry storm: amplification spiked in %d window(s): %s", len(c.Spikes), strings.Join(names, "; "))
 	return []Finding{f}, nil
 }

@@ -281,36 +281,63 @@ func bySegment(reqs []*yieldRequest) []segmentRequests {
 	return out
 }
 
-// yieldTable lays out the yield curves, the workload's first.
+// yieldTable lays out the yield curves, the workload's first. Text,
+// Markdown and HTML label a segment's rows by its number (s1, s2 ...),
+// named in the notes; the table keeps the segment in full in a column
+// of its own.
 func (rep *Report) yieldTable() Table {
 	t := Table{Title: "Marginal yield: what each further attempt buys", Labels: 2, Columns: []Column{
-		{"segment", "requests"}, {"attempt", "n"}, {"reached", "reached"}, {"cleared", "cleared"},
+		{"curve", "curve"}, {"attempt", "n"}, {"reached", "reached"}, {"cleared", "cleared"},
 		{"conditional_success", "c(n)"}, {"cumulative_success", "C(n)"}, {"rescued_per_1000", "rescued/1k"},
-		{"p99_ms", "p99 cap n"}, {"added_p99_ms", "+p99"}, {"amplification", "amp cap n"}}}
+		{"p99_ms", "p99 cap n"}, {"added_p99_ms", "+p99"}, {"amplification", "amp cap n"}, {"ceiling", "ceiling"},
+		{"segment", "segment"}}}
 	my := rep.MarginalYield
-	add := func(name string, c *YieldCurve) {
+	budget := my.P99BudgetMs != nil || my.AmplificationBudget != nil
+	var names []string
+	add := func(label, name string, c *YieldCurve) {
+		ceil := Cell{Unit: Count, Missing: true}
+		if c.Ceiling != nil {
+			ceil = count(*c.Ceiling)
+		}
 		for _, r := range c.Rows {
 			rescued := Cell{Unit: Count, Missing: true, Blank: true}
 			if r.RescuedPer1000 != nil {
 				rescued = value(Count, *r.RescuedPer1000)
 			}
-			t.Rows = append(t.Rows, []Cell{text(name), count(r.Attempt), count(r.Reached), count(r.Cleared),
+			t.Rows = append(t.Rows, []Cell{text(label), count(r.Attempt), count(r.Reached), count(r.Cleared),
 				value(Share, r.Conditional), value(Share, r.Cumulative), rescued,
-				p99Cell(r.P99Ms, c.Requests), maybe(SignedMs, r.AddedP99Ms), value(Times, r.Amplification)})
+				p99Cell(r.P99Ms, c.Requests), maybe(SignedMs, r.AddedP99Ms), value(Times, r.Amplification), ceil, text(name)})
 		}
-		ceil := "none"
-		if c.Ceiling != nil {
-			ceil = fmt.Sprint(*c.Ceiling)
+		if label != "all" {
+			names = append(names, label+": "+name)
 		}
-		t.Notes = append(t.Notes, fmt.Sprintf("ceiling for %s: %s (%s).", name, ceil, c.CeilingWhy))
+		if budget {
+			ceil := "none"
+			if c.Ceiling != nil {
+				ceil = fmt.Sprint(*c.Ceiling)
+			}
+			t.Notes = append(t.Notes, fmt.Sprintf("ceiling for %s: %s (%s).", label, ceil, c.CeilingWhy))
+		}
 	}
-	add("every request", &my.Workload)
+	add("all", "every request", &my.Workload)
 	for i := range my.Segments {
-		add(segmentName(my.Segments[i].Segment), &my.Segments[i].YieldCurve)
+		add(fmt.Sprintf("s%d", i+1), segmentName(my.Segments[i].Segment), &my.Segments[i].YieldCurve)
 	}
-	t.Notes = append([]string{"reached: requests that made attempt n; cleared: those answered by it; c(n) = cleared/reached; " +
-		"C(n): share of all requests answered by attempt n; rescued/1k: 1,000·(C(n) − C(n−1)); " +
-		"p99 cap n: p99 latency had every request stopped after attempt n (at its end, failed); +p99: what allowing attempt n adds."}, t.Notes...)
+	keys := []string{"reached", "cleared", "conditional_success", "cumulative_success", "rescued_per_1000", "p99_ms",
+		"added_p99_ms", "amplification"}
+	heads := []string{"reached", "cleared", "c(n)", "C(n)", "rescued/1k", "p99 cap n", "+p99", "amp cap n"}
+	if budget {
+		keys, heads = append(keys, "ceiling"), append(heads, "ceiling")
+	}
+	t.Groups = []Group{{Title: t.Title, Keys: keys, Heads: heads}}
+	if !budget {
+		t.Notes = append(t.Notes, "No attempt ceiling: "+my.Workload.CeilingWhy+".")
+	}
+	t.Notes = append([]string{"all: every request; " + strings.Join(names, "; ") + ".",
+		"reached: requests that made attempt n; cleared: those answered by it; c(n) = cleared/reached; " +
+			"C(n): share of all requests answered by attempt n; rescued/1k: 1,000·(C(n) − C(n−1)); " +
+			"p99 cap n: p99 latency had every request stopped after attempt n (at its end, failed); +p99: what allowing attempt n adds."},
+		t.Notes...)
 	return t
 }
 

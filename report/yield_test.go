@@ -350,3 +350,21 @@ func TestHealthyNoYieldFindings(t *testing.T) {
 			len(rep.Capacity.Buckets), len(rep.MarginalYield.Workload.Rows))
 	}
 }
+
+// TestCeiling: the ceiling is the most attempts whose capped p99 and
+// amplification keep to the budgets.
+func TestCeiling(t *testing.T) {
+	p := func(v float64) *float64 { return &v }
+	rows := []YieldRow{{Attempt: 1, P99Ms: p(400), Amplification: 1}, {Attempt: 2, P99Ms: p(1000), Amplification: 1.15},
+		{Attempt: 3, P99Ms: p(1200), Amplification: 1.2}, {Attempt: 4, P99Ms: p(1900), Amplification: 1.21}}
+	for _, c := range []struct {
+		budget YieldBudget
+		want   int
+	}{{YieldBudget{P99Ms: p(1500)}, 3}, {YieldBudget{Amplification: p(1.18)}, 2}, {YieldBudget{P99Ms: p(1500), Amplification: p(1.1)}, 1},
+		{YieldBudget{P99Ms: p(300)}, 0}, {YieldBudget{}, 0}} {
+		got, why := ceiling(rows, c.budget)
+		if (got == nil) != (c.want == 0) || got != nil && *got != c.want {
+			t.Errorf("budget %+v: ceiling %v (%s), want %d", c.budget, got, why, c.want)
+		}
+	}
+}

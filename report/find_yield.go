@@ -22,7 +22,7 @@ const (
 // capAttempts finds segments whose later attempts rescue almost nothing
 // and cost the tail a lot: the ceiling the marginal yield curve supports.
 func capAttempts(ctx context.Context, st *store.Store, win model.Window, _ *segment.Measures, _ []segment.Segment) ([]Finding, error) {
-	reqs, err := loadYieldRequests(ctx, st, win)
+	reqs, err := yieldRequests(ctx, st, win)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func capAt(rows []YieldRow) (int, bool) {
 
 // retryStorm finds the windows where amplification spiked.
 func retryStorm(ctx context.Context, st *store.Store, win model.Window, all *segment.Measures, _ []segment.Segment) ([]Finding, error) {
-	reqs, err := loadYieldRequests(ctx, st, win)
+	reqs, err := yieldRequests(ctx, st, win)
 	if err != nil {
 		return nil, err
 	}

@@ -208,7 +208,7 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	}
 	rep.MarginalYield = marginalYield(reqs, model.Rule{MinTail: all.MinTail}, opt.YieldBudget, rep.settings.minCohort)
 	rep.Capacity = capacity(reqs, capacityStep(reqs), all.Workload.HiddenWorkMs)
-	if rep.Findings, err = findings(ctx, st, opt.Window, whole); err != nil {
+	if rep.Findings, err = findings(withYieldRequests(ctx, opt.Window, reqs), st, opt.Window, whole); err != nil {
 		return nil, fmt.Errorf("findings: %w", err)
 	}
 	i := &rep.Ingest

@@ -115,6 +115,30 @@ type yieldRequest struct {
 	tokens           []int64
 }
 
+// loadedKey keys the requests Build loaded in the context it passes to
+// the detectors, so they are read once per report.
+type loadedKey struct{}
+
+// loadedRequests are requests loaded for one window.
+type loadedRequests struct {
+	win  model.Window
+	reqs []*yieldRequest
+}
+
+// withYieldRequests returns ctx carrying reqs, the requests of win.
+func withYieldRequests(ctx context.Context, win model.Window, reqs []*yieldRequest) context.Context {
+	return context.WithValue(ctx, loadedKey{}, loadedRequests{win, reqs})
+}
+
+// yieldRequests returns the requests of win with their attempts: those
+// ctx carries for win, or else read from st.
+func yieldRequests(ctx context.Context, st *store.Store, win model.Window) ([]*yieldRequest, error) {
+	if l, ok := ctx.Value(loadedKey{}).(loadedRequests); ok && l.win == win {
+		return l.reqs, nil
+	}
+	return loadYieldRequests(ctx, st, win)
+}
+
 // loadYieldRequests reads the requests of win with their attempts.
 func loadYieldRequests(ctx context.Context, st *store.Store, win model.Window) ([]*yieldRequest, error) {
 	lo, hi := win.Bounds()

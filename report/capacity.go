@@ -49,6 +49,9 @@ type CapacityBucket struct {
 	OfferedLoadFirstAttempts float64 `json:"offered_load_first_attempts"`
 	// PeakInFlight is the most attempts in flight at once in the bucket.
 	PeakInFlight int `json:"peak_attempts_in_flight"`
+	// HiddenWorkMs is the server time after the client gave up on the
+	// attempts that started in the bucket.
+	HiddenWorkMs float64 `json:"hidden_work_ms"`
 }
 
 // Spike is a run of buckets whose amplification spiked.
@@ -146,14 +149,16 @@ func capacity(reqs []*yieldRequest, step time.Duration, hiddenMs float64) *Capac
 	}
 	c.PeakAt = stamp(peakAt)
 	reqsIn, attsOf, started := make([]int, n), make([]int, n), make([]int, n)
+	hidden := make([]float64, n)
 	for _, r := range reqs {
 		b := int((r.startNs - first) / w)
 		if b >= 0 && b < n {
 			reqsIn[b]++
 			attsOf[b] += r.attempts
 		}
-		for _, s := range r.startsNs {
+		for k, s := range r.startsNs {
 			started[int((s-first)/w)]++
+			hidden[int((s-first)/w)] += r.hiddenMs[k]
 		}
 	}
 	var total, totalFirst int64
@@ -161,7 +166,7 @@ func capacity(reqs []*yieldRequest, step time.Duration, hiddenMs float64) *Capac
 		start := first + int64(b)*w
 		bk := CapacityBucket{Start: stamp(start), StartNs: start, Requests: reqsIn[b], RequestAttempts: attsOf[b],
 			AttemptsPerS: float64(started[b]) / step.Seconds(), OfferedLoad: float64(busy[b]) / float64(w),
-			OfferedLoadFirstAttempts: float64(busyFirst[b]) / float64(w), PeakInFlight: peak[b]}
+			OfferedLoadFirstAttempts: float64(busyFirst[b]) / float64(w), PeakInFlight: peak[b], HiddenWorkMs: hidden[b]}
 		if reqsIn[b] > 0 {
 			a := float64(attsOf[b]) / float64(reqsIn[b])
 			bk.Amplification = &a
@@ -261,16 +266,17 @@ func (rep *Report) capacityTable() Table {
 	c := rep.Capacity
 	t := Table{Title: fmt.Sprintf("Capacity: offered load λ·S per %s", time.Duration(c.BucketMs*1e6)), Labels: 1,
 		Columns: []Column{{"start", "bucket start"}, {"requests", "requests"}, {"amplification", "amp"},
-			{"attempts_per_s", "attempts/s"}, {"offered_load", "λ·S"}, {"offered_load_first_attempts", "λ·S no retry"},
-			{"peak_attempts_in_flight", "peak in flight"}}}
+			{"attempts_per_s", "attempts/s"}, {"offered_load", "λ·S"}, {"offered_load_first_attempts", "no retry"},
+			{"peak_attempts_in_flight", "peak"}, {"hidden_work_ms", "hidden"}}}
 	for _, b := range c.Buckets {
 		t.Rows = append(t.Rows, []Cell{text(b.Start), count(b.Requests), maybe(Times, b.Amplification),
 			value(Decimal, b.AttemptsPerS), value(Decimal, b.OfferedLoad), value(Decimal, b.OfferedLoadFirstAttempts),
-			count(b.PeakInFlight)})
+			count(b.PeakInFlight), value(Ms, b.HiddenWorkMs)})
 	}
 	t.Notes = []string{
-		"λ·S: attempt-seconds in flight per second (arrival rate × mean service time, client side); no retry: first attempts alone. " +
-			"amp: attempts per request of the requests started in the bucket.",
+		"λ·S: attempt-seconds in flight per second (arrival rate × mean service time, client side); no retry: λ·S of first attempts alone; " +
+			"peak: most attempts in flight at once; amp: attempts per request of the requests started in the bucket; " +
+			"hidden: server time after the client gave up on the attempts started in it.",
 		fmt.Sprintf("Whole timeline: λ·S %s with retries, %s without; peak %d attempts in flight at %s (%d first attempts at most); hidden work %s.",
 			format(Decimal, c.OfferedLoad), format(Decimal, c.OfferedLoadFirstAttempts), c.PeakAttemptsInFlight, c.PeakAt,
 			c.PeakFirstAttemptsInFlight, fmtMs(c.HiddenWorkMs)),

@@ -113,6 +113,7 @@ type yieldRequest struct {
 	endMs            []float64 // end after the request's start
 	costMs           []float64 // elapsed time and the gap before it
 	tokens           []int64
+	hiddenMs         []float64 // server time after the client abandoned it
 }
 
 // loadedKey keys the requests Build loaded in the context it passes to
@@ -151,16 +152,16 @@ func loadYieldRequests(ctx context.Context, st *store.Store, win model.Window) (
 	var curID string
 	err := eachRow(ctx, st.Conn, "yield_attempts", []any{lo, hi, from}, func(rows *sql.Rows) error {
 		var (
-			id          string
-			r           yieldRequest
-			used        sql.NullInt64
-			ordinal     int
-			start, end  int64
-			endMs, cost float64
-			tokens      int64
+			id                  string
+			r                   yieldRequest
+			used                sql.NullInt64
+			ordinal             int
+			start, end          int64
+			endMs, cost, hidden float64
+			tokens              int64
 		)
 		if err := rows.Scan(&id, &r.seg[0], &r.seg[1], &r.seg[2], &r.startNs, &r.latency, &r.attempts, &used,
-			&ordinal, &start, &end, &endMs, &cost, &tokens); err != nil {
+			&ordinal, &start, &end, &endMs, &cost, &tokens, &hidden); err != nil {
 			return err
 		}
 		if cur == nil || id != curID {
@@ -173,6 +174,7 @@ func loadYieldRequests(ctx context.Context, st *store.Store, win model.Window) (
 		}
 		cur.startsNs, cur.endsNs = append(cur.startsNs, start), append(cur.endsNs, end)
 		cur.endMs, cur.costMs, cur.tokens = append(cur.endMs, endMs), append(cur.costMs, cost), append(cur.tokens, tokens)
+		cur.hiddenMs = append(cur.hiddenMs, hidden)
 		return nil
 	})
 	return out, err

@@ -30,11 +30,22 @@
 --                       deterministic failure: 400, 401, 403, 404, 422 ...),
 --                       their elapsed time with the gap before each, and
 --                       their input and output tokens
+--   same_route_retries, same_route_retry_ok, same_route_retry_ms,
+--   same_route_failed_ms, same_route_failed_tokens
+--                       retry attempts (ordinal > 1) on the route of the
+--                       request's first attempt: how many, how many
+--                       succeeded, their time with the gap before each, and
+--                       the time and tokens of those that failed
+--   alternate_route_retries, alternate_route_retry_ok, alternate_route_retry_ms
+--                       the same of retry attempts on another route
 --   l0_ms, provenance   the baseline's L0 and provenance, NULL without one
 --   dim_1 ...           the request's value of each dimension
 WITH ordered AS (
-    SELECT request_id, ordinal, elapsed_ms, is_final, input_tokens, output_tokens, gap_before_ms,
-           lag(trigger) OVER (PARTITION BY request_id ORDER BY ordinal) = 'client_error' AS after_client_error
+    SELECT request_id, ordinal, elapsed_ms, is_final, input_tokens, output_tokens, gap_before_ms, route, outcome,
+           lag(trigger) OVER (PARTITION BY request_id ORDER BY ordinal) = 'client_error' AS after_client_error,
+           ordinal > 1 AND route IS NOT DISTINCT FROM first_value(route) OVER (PARTITION BY request_id ORDER BY ordinal) AS same_route_retry,
+           ordinal > 1 AND route IS DISTINCT FROM first_value(route) OVER (PARTITION BY request_id ORDER BY ordinal) AS alternate_route_retry,
+           outcome = 'ok' AS attempt_ok
     FROM attempts
 ),
 per_request AS (
@@ -45,7 +56,15 @@ per_request AS (
            coalesce(sum(elapsed_ms ORDER BY ordinal) FILTER (WHERE NOT is_final), 0) AS duplicated_attempt_ms,
            count(*) FILTER (WHERE after_client_error) AS client_error_retries,
            coalesce(sum(elapsed_ms + coalesce(gap_before_ms, 0) ORDER BY ordinal) FILTER (WHERE after_client_error), 0) AS client_error_retry_ms,
-           coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FILTER (WHERE after_client_error), 0) AS client_error_retry_tokens
+           coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FILTER (WHERE after_client_error), 0) AS client_error_retry_tokens,
+           count(*) FILTER (WHERE same_route_retry) AS same_route_retries,
+           count(*) FILTER (WHERE same_route_retry AND attempt_ok) AS same_route_retry_ok,
+           coalesce(sum(elapsed_ms + greatest(coalesce(gap_before_ms, 0), 0) ORDER BY ordinal) FILTER (WHERE same_route_retry), 0) AS same_route_retry_ms,
+           coalesce(sum(elapsed_ms + greatest(coalesce(gap_before_ms, 0), 0) ORDER BY ordinal) FILTER (WHERE same_route_retry AND NOT attempt_ok), 0) AS same_route_failed_ms,
+           coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FILTER (WHERE same_route_retry AND NOT attempt_ok), 0) AS same_route_failed_tokens,
+           count(*) FILTER (WHERE alternate_route_retry) AS alternate_route_retries,
+           count(*) FILTER (WHERE alternate_route_retry AND attempt_ok) AS alternate_route_retry_ok,
+           coalesce(sum(elapsed_ms + greatest(coalesce(gap_before_ms, 0), 0) ORDER BY ordinal) FILTER (WHERE alternate_route_retry), 0) AS alternate_route_retry_ms
     FROM ordered
     GROUP BY request_id
 )
@@ -66,6 +85,8 @@ SELECT r.start_ns,
        a.client_error_retries,
        a.client_error_retry_ms,
        a.client_error_retry_tokens,
+       a.same_route_retries, a.same_route_retry_ok, a.same_route_retry_ms, a.same_route_failed_ms, a.same_route_failed_tokens,
+       a.alternate_route_retries, a.alternate_route_retry_ok, a.alternate_route_retry_ms,
        /*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance
        /*dims*/
 FROM requests r

@@ -32,7 +32,7 @@ type Finding struct {
 }
 
 // Evidence is one figure behind a finding, with its unit (as the tables
-// name units: count, ms, share, ratio) and, for a tail figure, its CI.
+// name units: count, ms, share, ratio, decimal) and, for a tail figure, its CI.
 type Evidence struct {
 	Name  string          `json:"name"`
 	Value float64         `json:"value"`
@@ -60,6 +60,7 @@ type detector func(ctx context.Context, st *store.Store, win model.Window, all *
 // are ranked by cost.
 var detectors = []detector{
 	clientErrorRetries,
+	capAttempts, retryStorm, preferFallback,
 }
 
 // findings runs every detector over the window's requests segmented by
@@ -155,7 +156,7 @@ func (rep *Report) findingsTable() Table {
 // evidenceText formats a figure of evidence as the tables format its
 // unit, with its interval when it has one.
 func evidenceText(e Evidence) string {
-	u := map[string]Unit{"count": Count, "ms": Ms, "share": Share, "ratio": Times}[e.Unit]
+	u := map[string]Unit{"count": Count, "ms": Ms, "share": Share, "ratio": Times, "decimal": Decimal}[e.Unit]
 	s := value(u, e.Value).String()
 	if e.CI95 != nil {
 		s += " (95% CI " + Cell{Unit: u, V: e.CI95.Lo, Hi: e.CI95.Hi, Range: true}.String() + ")"

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,8 @@ type Flags struct {
 	findings  bool
 	minCohort int
 	sortBy    string
+	p99Budget string
+	ampBudget string
 
 	opt Options
 }
@@ -57,6 +60,8 @@ func (r *Flags) Register(fs *pflag.FlagSet, outputFlag string) {
 	fs.BoolVar(&r.findings, "findings", false, "print only the findings: what to change in the retry policy, most costly first")
 	fs.IntVar(&r.minCohort, "min-cohort", segment.DefaultMinCohort, "segments with fewer requests are pooled into (other)")
 	fs.StringVar(&r.sortBy, "sort", "retried_p99", "segment order: retried_p99, amplification, requests or key")
+	fs.StringVar(&r.p99Budget, "p99-budget", "none", "p99 latency the marginal yield's attempt ceiling keeps to (e.g. 2s, 800ms), or none")
+	fs.StringVar(&r.ampBudget, "amplification-budget", "none", "attempts per request the attempt ceiling keeps to (e.g. 1.2), or none")
 }
 
 // Check validates the flags and resolves the format and the options.
@@ -115,6 +120,27 @@ func (r *Flags) Check() error {
 		spec.BaselineKind = r.baseline
 	}
 	r.opt.Segments, r.opt.Baseline, r.opt.FindingsOnly = spec, r.baseline, r.findings
+	return r.checkBudgets()
+}
+
+// checkBudgets reads --p99-budget and --amplification-budget.
+func (r *Flags) checkBudgets() error {
+	b := &r.opt.YieldBudget
+	if r.p99Budget != "none" && r.p99Budget != "" {
+		d, err := time.ParseDuration(r.p99Budget)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("--p99-budget %q: want a duration like 2s or 800ms, or none", r.p99Budget)
+		}
+		ms := float64(d) / 1e6
+		b.P99Ms = &ms
+	}
+	if r.ampBudget != "none" && r.ampBudget != "" {
+		x, err := strconv.ParseFloat(r.ampBudget, 64)
+		if err != nil || x < 1 {
+			return fmt.Errorf("--amplification-budget %q: want attempts per request, at least 1, or none", r.ampBudget)
+		}
+		b.Amplification = &x
+	}
 	return nil
 }
 

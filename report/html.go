@@ -50,7 +50,7 @@ func (rep *Report) Figures() []htmlreport.Figure {
 	if f, ok := latencyFigure(rep.samples); ok {
 		out = append(out, f)
 	}
-	out = append(out, timeFigures(rep.samples)...)
+	out = append(out, timeFigures(rep.Capacity)...)
 	if f, ok := addedFigure(rep.samples, rep.settings.baseline); ok {
 		out = append(out, f)
 	}
@@ -112,32 +112,19 @@ func latencyFigure(samples []segment.Sample) (htmlreport.Figure, bool) {
 var niceSteps = []time.Duration{time.Second, 5 * time.Second, 15 * time.Second, 30 * time.Second,
 	time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour, 3 * time.Hour, 6 * time.Hour, 24 * time.Hour}
 
-// timeFigures are attempts and logical requests started per bucket, and
-// each bucket's amplification: retry storms show as spikes.
-func timeFigures(samples []segment.Sample) []htmlreport.Figure {
-	if len(samples) == 0 {
+// timeFigures are, per bucket of the capacity timeline, the logical
+// requests that started and their attempts, and their amplification:
+// retry storms show as spikes. They draw the Capacity table's series.
+func timeFigures(c *Capacity) []htmlreport.Figure {
+	if c == nil || len(c.Buckets) < 2 {
 		return nil
 	}
-	lo, hi := samples[0].StartNs, samples[0].StartNs
-	for _, s := range samples {
-		lo, hi = min(lo, s.StartNs), max(hi, s.StartNs)
-	}
-	if hi <= lo {
-		return nil
-	}
-	step := niceSteps[len(niceSteps)-1]
-	for _, s := range niceSteps {
-		if (hi-lo)/int64(s) <= 120 {
-			step = s
-			break
-		}
-	}
-	n := int((hi-lo)/int64(step)) + 1
+	step := time.Duration(c.BucketMs * 1e6)
+	lo, hi := c.Buckets[0].StartNs, c.Buckets[len(c.Buckets)-1].StartNs
+	n := len(c.Buckets)
 	reqs, atts := make([]float64, n), make([]float64, n)
-	for _, s := range samples {
-		b := (s.StartNs - lo) / int64(step)
-		reqs[b]++
-		atts[b] += float64(s.Attempts)
+	for i, b := range c.Buckets {
+		reqs[i], atts[i] = float64(b.Requests), float64(b.RequestAttempts)
 	}
 	unit, unitName := time.Hour, "hours"
 	switch span := time.Duration(hi - lo); {
@@ -148,10 +135,10 @@ func timeFigures(samples []segment.Sample) []htmlreport.Figure {
 	}
 	x := make([]float64, n)
 	var ampX, ampY []float64
-	for b := range x {
-		x[b] = float64(int64(b)*int64(step)) / float64(unit)
-		if reqs[b] > 0 {
-			ampX, ampY = append(ampX, x[b]), append(ampY, atts[b]/reqs[b])
+	for i, b := range c.Buckets {
+		x[i] = float64(b.StartNs-lo) / float64(unit)
+		if b.Amplification != nil {
+			ampX, ampY = append(ampX, x[i]), append(ampY, *b.Amplification)
 		}
 	}
 	xLabel := fmt.Sprintf("%s since %s (buckets of %s)", unitName, time.Unix(0, lo).UTC().Format("2006-01-02 15:04:05 MST"), step)
@@ -160,7 +147,7 @@ func timeFigures(samples []segment.Sample) []htmlreport.Figure {
 		{Title: "Load over time", Caption: "Physical attempts against the logical requests that caused them, by request start. The gap between the lines is traffic nobody scheduled.",
 			PlotTitle: "Attempts and logical requests over time", XLabel: xLabel, YLabel: "started per bucket",
 			Lines: []htmlreport.Line{{Name: "attempts", Retried: true, X: x, Y: atts}, {Name: "logical requests", Dashed: true, X: x, Y: reqs}}},
-		{Title: "Storm timeline", Caption: "Amplification per bucket; spikes are retry storms.",
+		{Title: "Storm timeline", Caption: "Amplification per bucket, as the Capacity table lists it; spikes are retry storms.",
 			PlotTitle: "Amplification over time", XLabel: xLabel, YLabel: "attempts / logical request", YMin: &one,
 			Lines: []htmlreport.Line{{Retried: true, X: ampX, Y: ampY}}},
 	}

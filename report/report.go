@@ -43,6 +43,10 @@ type Report struct {
 	Linkage []LinkageRow `json:"linkage"`
 	// Findings are the changes the data supports, most costly first.
 	Findings []Finding `json:"findings"`
+	// MarginalYield is what each further attempt buys, and Capacity the
+	// load retries put on the servers over time (SPEC §8).
+	MarginalYield *MarginalYield `json:"marginal_yield"`
+	Capacity      *Capacity      `json:"capacity"`
 
 	// settings is how the report was made, for the renderers' headings.
 	settings settings
@@ -137,6 +141,8 @@ type Options struct {
 	Explain bool
 	// FindingsOnly shows the findings alone.
 	FindingsOnly bool
+	// YieldBudget is what the marginal yield's attempt ceiling keeps to.
+	YieldBudget YieldBudget
 }
 
 // rangeMethod says how the workload ranges are made, in every format.
@@ -196,7 +202,13 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 			rep.Baselines = blocks
 		}
 	}
-	if rep.Findings, err = findings(ctx, st, opt.Window, whole); err != nil {
+	reqs, err := loadYieldRequests(ctx, st, opt.Window)
+	if err != nil {
+		return nil, fmt.Errorf("marginal yield: %w", err)
+	}
+	rep.MarginalYield = marginalYield(reqs, model.Rule{MinTail: all.MinTail}, opt.YieldBudget, rep.settings.minCohort)
+	rep.Capacity = capacity(reqs, capacityStep(reqs), all.Workload.HiddenWorkMs)
+	if rep.Findings, err = findings(withYieldRequests(ctx, opt.Window, reqs), st, opt.Window, whole); err != nil {
 		return nil, fmt.Errorf("findings: %w", err)
 	}
 	i := &rep.Ingest

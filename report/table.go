@@ -104,6 +104,7 @@ func (rep *Report) Tables() []Table {
 	if len(rep.Workload.Triggers) > 0 {
 		ts = append(ts, rep.triggerTable())
 	}
+	ts = append(ts, rep.yieldTable(), rep.capacityTable())
 	if rep.settings.explain {
 		ts = append(ts, rep.linkageTable())
 	}
@@ -354,6 +355,15 @@ func (rep *Report) segmentRow(t *Table, labels []string, rolledUp bool, cohorts 
 	r.add("duplicated_output_tokens", "dup out tok", count(m.DuplicatedOutputTokens))
 	r.add("hidden_work_ms", "hidden work", value(Ms, m.HiddenWorkMs))
 	r.add("hidden_output_tokens", "hidden tok", count(m.HiddenOutputTokens))
+	rr := &m.RouteRetries
+	r.add("same_route_retries", "same", count(rr.SameRouteRetries))
+	r.add("same_route_retry_success_rate", "same ok", maybe(Share, rr.SameRouteRetrySuccessRate))
+	r.add("same_route_retry_added_ms", "same time", maybe(Ms, rr.SameRouteRetryAddedMs))
+	r.add("same_route_failed_ms", "same failed time", value(Ms, rr.SameRouteFailedMs))
+	r.add("same_route_failed_tokens", "same failed tok", count(rr.SameRouteFailedTokens))
+	r.add("alternate_route_retries", "alt", count(rr.AlternateRouteRetries))
+	r.add("alternate_route_retry_success_rate", "alt ok", maybe(Share, rr.AlternateRouteRetrySuccessRate))
+	r.add("alternate_route_retry_added_ms", "alt time", maybe(Ms, rr.AlternateRouteRetryAddedMs))
 	var mv *segment.Movement = m.TailMovement.P99
 	if mv != nil {
 		r.add("tail_p99_ms", "Δp99", value(SignedMs, mv.Ms))
@@ -426,6 +436,11 @@ func (rep *Report) segmentGroups() []Group {
 	groups = append(groups, g("Segments by "+by+": duplicated and hidden work", "duplicated_attempts", "dup att",
 		"duplicated_attempt_ms", "dup time", "duplicated_input_tokens", "dup in tok", "duplicated_output_tokens", "dup out tok",
 		"hidden_work_ms", "hidden", "hidden_output_tokens", "hidden tok"))
+	if w.SameRouteRetries+w.AlternateRouteRetries > 0 {
+		groups = append(groups, g("Segments by "+by+": retries on the same route vs another route, per retry attempt",
+			"same_route_retries", "same", "same_route_retry_success_rate", "same ok", "same_route_retry_added_ms", "same time",
+			"alternate_route_retries", "alt", "alternate_route_retry_success_rate", "alt ok", "alternate_route_retry_added_ms", "alt time"))
+	}
 	if kind := rep.settings.baseline; kind != "" {
 		prov := "no provenance"
 		if a := w.AddedLatency; a != nil && len(a.Provenance) > 0 {

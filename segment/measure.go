@@ -48,6 +48,9 @@ type Measures struct {
 	ClientErrorRetries     int64   `json:"client_error_retries"`
 	ClientErrorRetryMs     float64 `json:"client_error_retry_ms"`
 	ClientErrorRetryTokens int64   `json:"client_error_retry_tokens"`
+	// RouteRetries compares retries on the first attempt's route with
+	// retries on another route.
+	RouteRetries
 	// FirstAttemptMs is the elapsed time of each request's first attempt.
 	FirstAttemptMs Split `json:"first_attempt_ms"`
 	// SecondAttemptMs is the elapsed time of the second attempt, so only
@@ -121,6 +124,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		second, added, ratio         []float64
 		missing                      int
 		provenance                   = []string{}
+		routes                       routeSums
 	)
 	for _, i := range idx {
 		r := &rows[i]
@@ -136,6 +140,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		m.ClientErrorRetries += r.ceRetries
 		m.ClientErrorRetryMs += r.ceMs
 		m.ClientErrorRetryTokens += r.ceTokens
+		routes.add(&r.route)
 		if !r.ok {
 			m.Failed++
 		}
@@ -179,6 +184,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		v := float64(m.Rescued) / float64(m.Retried)
 		m.RetrySuccessRate = &v
 	}
+	m.RouteRetries = routes.measures()
 	m.LatencyMs = s.split(lat, label+"/latency")
 	m.TTFTMs = s.split(ttft, "")
 	m.FirstAttemptMs = s.split(first, "")

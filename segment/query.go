@@ -162,9 +162,11 @@ type reqRow struct {
 	dupInput     int64
 	hiddenTokens int64
 	// ceRetries, ceMs, ceTokens: attempts right after a client error.
-	ceRetries  int64
-	ceMs       float64
-	ceTokens   int64
+	ceRetries int64
+	ceMs      float64
+	ceTokens  int64
+	// route: retry attempts on the first attempt's route and on another.
+	route      routeRetries
 	attempts   int32
 	ok         bool
 	stream     bool
@@ -203,7 +205,9 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		prov                                      sql.NullString
 	)
 	dest := []any{&r.startNs, &r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &r.dup, &first, &second,
-		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &ceRetries, &ceMs, &ceTokens, &l0, &prov}
+		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &ceRetries, &ceMs, &ceTokens}
+	dest = append(dest, r.route.dest()...)
+	dest = append(dest, &l0, &prov)
 	for i := range dims {
 		dest = append(dest, &dims[i])
 	}

@@ -250,6 +250,11 @@ type Config struct {
 	// interleave and their attempts, each a trace of its own, are linked
 	// by nothing but time. Config.Rate stays the overall rate.
 	SplitWorkers int
+	// FlightBucket, when > 0, has the simulation count client attempts in
+	// flight as it runs them and record in the truth (flight) the peak and,
+	// per bucket of this width, the offered load λ·S with and without
+	// retries.
+	FlightBucket time.Duration
 }
 
 // Policy-experiment arms, the values of ArmAttribute.

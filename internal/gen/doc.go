@@ -304,6 +304,17 @@
 //     the per-attempt fault rates on every route, so retried requests are
 //     intrinsically slower than the rest.
 //   - Config.SplitWorkers: the retryablehttp split variant above.
+//   - Config.FlightBucket: the truth gains "flight", the simulation's own
+//     count of client attempts in flight (an attempt is in flight from its
+//     start until the client is done with it: its response, failure,
+//     timeout or cancellation), kept as the run goes rather than derived
+//     from attempt_list: bucket_ns, peak_attempts_in_flight,
+//     peak_first_attempts_in_flight and, per bucket of that width starting
+//     at a multiple of it (Unix ns), start_ns, attempt_ns and
+//     first_attempt_ns (attempt-nanoseconds in flight), offered_load and
+//     offered_load_first_attempts (those over the bucket's width: λ·S with
+//     and without retries) and peak_attempts_in_flight. It changes nothing
+//     else.
 //
 // The arm and big draws come from a random stream of their own, so turning
 // the features on changes nothing else a request draws before its attempts.

@@ -36,6 +36,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 	fs.Float64Var(&c.BigInputs, "big-inputs", 0, fmt.Sprintf("share of requests with %dx the prompt and %dx the output tokens that fail %dx as often (0: none)",
 		BigInputFactor, BigOutputFactor, BigFaultScale))
 	fs.IntVar(&c.SplitWorkers, "split-workers", 0, "split shape: that many concurrent go-retryablehttp workers on three targets, each attempt a trace of its own (0: one sequential worker per shard)")
+	fs.DurationVar(&c.FlightBucket, "flight-bucket", 0, "record in the truth the attempts in flight: the peak, and offered load per bucket of this width, e.g. 1s (0: none)")
 	fs.IntVar(&c.BatchSpans, "batch-spans", c.BatchSpans, "spans per exported batch (one JSON line or proto message)")
 
 	return func() error {

@@ -47,6 +47,9 @@ func Generate(cfg Config) (*Result, error) {
 	if cfg.Policy.Budget > 0 {
 		sim.budget = &retryBudget{ratio: cfg.Policy.Budget, window: int64(10 * time.Second), floor: 5}
 	}
+	if cfg.FlightBucket > 0 {
+		sim.flight = newFlightCounter(int64(cfg.FlightBucket))
+	}
 	sim.run(requests)
 
 	// An agent task stops at a failed step: the steps after it never ran.
@@ -71,5 +74,8 @@ func Generate(cfg Config) (*Result, error) {
 	}
 	truth.Workload = workloadOf(truth.Requests)
 	truth.Incidents = incidentsOf(routes, base, cfg.Faults)
+	if sim.flight != nil {
+		truth.Flight = sim.flight.flight()
+	}
 	return &Result{Traces: toBatches(e.spans, cfg.Start, cfg.BatchSpans), Truth: truth}, nil
 }

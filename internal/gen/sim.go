@@ -185,6 +185,21 @@ type simulation struct {
 	queue  eventQueue
 	seq    uint64
 	budget *retryBudget
+	// flight counts attempts in flight when Config.FlightBucket is set.
+	flight *flightCounter
+}
+
+// flightChange tells the flight counter, if any, that a started (d = 1)
+// or ended (d = −1) at now.
+func (s *simulation) flightChange(r *simRequest, a *attempt, now int64, d int) {
+	if s.flight == nil {
+		return
+	}
+	d1 := 0
+	if a == r.attempts[0] {
+		d1 = d
+	}
+	s.flight.change(s.cfg.Start.UnixNano()+now, d, d1)
 }
 
 func (s *simulation) push(at int64, kind eventKind, r *simRequest, a *attempt) {
@@ -239,6 +254,7 @@ func (s *simulation) startAttempt(r *simRequest, now int64) *attempt {
 	a.transparent, r.nextTransparent = r.nextTransparent, false
 	s.serve(r, a)
 	r.attempts = append(r.attempts, a)
+	s.flightChange(r, a, now, 1)
 	s.push(a.end, evEndAttempt, r, a)
 	return a
 }
@@ -256,6 +272,7 @@ func (s *simulation) endAttempt(r *simRequest, a *attempt, now int64) {
 		return
 	}
 	a.ended = true
+	s.flightChange(r, a, now, -1)
 	if a.fault == faultNone && r.evaluator && r.rng.Float64() < r.rejectProb {
 		a.fault = faultRejected
 	}
@@ -296,6 +313,7 @@ func (s *simulation) endHedged(r *simRequest, a *attempt, now int64) {
 		for _, other := range r.attempts {
 			if !other.ended {
 				other.ended, other.fault, other.end = true, faultCancelled, now
+				s.flightChange(r, other, now, -1)
 				other.httpStatus, other.outTokens = 0, 0
 				if other.serverStart > now {
 					other.reached = false

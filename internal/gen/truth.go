@@ -20,7 +20,10 @@ type Truth struct {
 	Workload Workload `json:"workload"`
 	// Incidents are the windows in which a route failed far more often.
 	Incidents []Incident `json:"incidents"`
-	Requests  []Request  `json:"requests"`
+	// Flight is the simulation's count of attempts in flight, when
+	// Config.FlightBucket asked for it.
+	Flight   *Flight   `json:"flight,omitempty"`
+	Requests []Request `json:"requests"`
 }
 
 // Incident is a window of elevated faults on one route.

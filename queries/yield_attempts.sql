@@ -1,0 +1,40 @@
+-- yield_attempts: every attempt of the logical requests that started in
+-- [$1, $2] (Unix ns), with its request, for the marginal yield curve and
+-- the capacity timeline (package report). One row per attempt, in
+-- request_id then ordinal order.
+-- Columns:
+--   request_id
+--   service, operation, route  the request's, '(unset)' when unknown (the
+--                       findings' dimensions)
+--   req_start_ns        the request's start (Unix ns)
+--   latency_ms          the request's end-to-end latency
+--   req_attempts        the request's attempt count
+--   used_ordinal        ordinal of the attempt whose answer was used when
+--                       the request succeeded, NULL when it failed
+--   ordinal             the attempt's 1-based ordinal
+--   start_ns, end_ns    the attempt's client-side start and end (Unix ns)
+--   end_offset_ms       the attempt's end after the request's start
+--   cost_ms             the attempt's elapsed time and the gap before it
+--   tokens              its input and output tokens
+--   hidden_work_ms      server time after the client abandoned it
+-- $3: a bound no attempt of these requests starts before.
+WITH used AS (
+    SELECT request_id, min(ordinal) AS used_ordinal
+    FROM attempts
+    WHERE is_final AND outcome = 'ok' AND start_ns >= $3
+    GROUP BY request_id
+)
+SELECT r.request_id,
+       coalesce(r.service, '(unset)'), coalesce(r.operation, '(unset)'), coalesce(r.route, '(unset)'),
+       r.start_ns, r.latency_ms, r.attempts,
+       CASE WHEN r.outcome = 'ok' THEN u.used_ordinal END,
+       a.ordinal, a.start_ns, a.end_ns,
+       (a.end_ns - r.start_ns) / 1e6,
+       a.elapsed_ms + greatest(coalesce(a.gap_before_ms, 0), 0),
+       coalesce(a.input_tokens, 0) + coalesce(a.output_tokens, 0),
+       coalesce(a.hidden_work_ms, 0)
+FROM requests r
+JOIN attempts a ON a.request_id = r.request_id
+LEFT JOIN used u ON u.request_id = r.request_id
+WHERE r.start_ns BETWEEN $1 AND $2 AND a.start_ns >= $3
+ORDER BY r.request_id, a.ordinal

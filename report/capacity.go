@@ -1,0 +1,292 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Capacity is the load retries put on the servers (SPEC §8): offered load
+// λ·S (arrival rate × mean service time, measured as attempt-seconds in
+// flight per second of wall clock) with and without retries, attempts in
+// flight, per time bucket, and the windows where amplification spiked:
+// the storm timeline.
+type Capacity struct {
+	// BucketMs is the buckets' width; they start at multiples of it.
+	BucketMs float64 `json:"bucket_ms"`
+	// PeakAttemptsInFlight is the most client attempts open at once, at
+	// PeakAt; PeakFirstAttemptsInFlight counts first attempts alone.
+	PeakAttemptsInFlight      int    `json:"peak_attempts_in_flight"`
+	PeakAt                    string `json:"peak_at"`
+	PeakFirstAttemptsInFlight int    `json:"peak_first_attempts_in_flight"`
+	// OfferedLoad is λ·S over the whole timeline; OfferedLoadFirstAttempts
+	// counts first attempts alone: the load without retries.
+	OfferedLoad              float64 `json:"offered_load"`
+	OfferedLoadFirstAttempts float64 `json:"offered_load_first_attempts"`
+	// HiddenWorkMs is server time after the client gave up on an attempt.
+	HiddenWorkMs float64          `json:"hidden_work_ms"`
+	Buckets      []CapacityBucket `json:"buckets"`
+	// Spikes are the windows whose amplification spiked.
+	Spikes []Spike `json:"spikes"`
+}
+
+// CapacityBucket is one bucket of the timeline.
+type CapacityBucket struct {
+	Start   string `json:"start"`
+	StartNs int64  `json:"start_ns"`
+	// Requests counts the logical requests that started in the bucket,
+	// RequestAttempts their attempts; Amplification is their ratio, null
+	// without requests.
+	Requests        int      `json:"requests"`
+	RequestAttempts int      `json:"request_attempts"`
+	Amplification   *float64 `json:"amplification"`
+	// AttemptsPerS is the attempts that started in the bucket per second.
+	AttemptsPerS float64 `json:"attempts_per_s"`
+	// OfferedLoad is λ·S: attempt-seconds in flight in the bucket per
+	// second; OfferedLoadFirstAttempts the same of first attempts.
+	OfferedLoad              float64 `json:"offered_load"`
+	OfferedLoadFirstAttempts float64 `json:"offered_load_first_attempts"`
+	// PeakInFlight is the most attempts in flight at once in the bucket.
+	PeakInFlight int `json:"peak_attempts_in_flight"`
+	// HiddenWorkMs is the server time after the client gave up on the
+	// attempts that started in the bucket.
+	HiddenWorkMs float64 `json:"hidden_work_ms"`
+}
+
+// Spike is a run of buckets whose amplification spiked.
+type Spike struct {
+	Start         string  `json:"start"`
+	End           string  `json:"end"`
+	Requests      int     `json:"requests"`
+	Amplification float64 `json:"amplification"`
+	AttemptsPerS  float64 `json:"attempts_per_s"`
+	// ExtraAttempts are the retries of the requests that started in it,
+	// ExtraMs their time (each with the gap before it) and ExtraTokens
+	// their tokens.
+	ExtraAttempts int64   `json:"extra_attempts"`
+	ExtraMs       float64 `json:"extra_ms"`
+	ExtraTokens   int64   `json:"extra_tokens"`
+}
+
+// A bucket spikes when at least spikeMinRequests started in it and their
+// amplification is at least spikeMinAmplification and spikeFactor times
+// the median bucket's: a storm stands out from the workload's own level.
+const (
+	spikeMinRequests      = 20
+	spikeMinAmplification = 1.5
+	spikeFactor           = 1.5
+	// maxBuckets is the most buckets a timeline gets.
+	maxBuckets = 60
+)
+
+// capacityStep is the bucket width that fits the requests' starts in at
+// most maxBuckets buckets.
+func capacityStep(reqs []*yieldRequest) time.Duration {
+	if len(reqs) == 0 {
+		return time.Second
+	}
+	lo, hi := reqs[0].startNs, reqs[0].startNs
+	for _, r := range reqs {
+		lo, hi = min(lo, r.startNs), max(hi, r.startNs)
+	}
+	for _, s := range niceSteps {
+		if hi/int64(s)-lo/int64(s) < maxBuckets {
+			return s
+		}
+	}
+	return niceSteps[len(niceSteps)-1]
+}
+
+// flightEdge is an attempt starting (+1) or ending (−1).
+type flightEdge struct {
+	at    int64
+	delta int
+	first bool
+}
+
+// capacity measures the timeline of reqs in buckets of step.
+func capacity(reqs []*yieldRequest, step time.Duration, hiddenMs float64) *Capacity {
+	w := int64(step)
+	c := &Capacity{BucketMs: float64(w) / 1e6, HiddenWorkMs: hiddenMs, Buckets: []CapacityBucket{}, Spikes: []Spike{}}
+	var edges []flightEdge
+	for _, r := range reqs {
+		for k := range r.startsNs {
+			edges = append(edges, flightEdge{r.startsNs[k], 1, k == 0}, flightEdge{r.endsNs[k], -1, k == 0})
+		}
+	}
+	if len(edges) == 0 {
+		return c
+	}
+	// Ends before starts at the same instant: an attempt is in flight over
+	// [start, end).
+	slices.SortFunc(edges, func(a, b flightEdge) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.delta, b.delta)) })
+	first := floorTo(edges[0].at, w)
+	n := int((floorTo(edges[len(edges)-1].at, w)-first)/w) + 1
+	busy, busyFirst := make([]int64, n), make([]int64, n)
+	peak := make([]int, n)
+	inFlight, inFirst := 0, 0
+	prev := edges[0].at
+	var peakAt int64
+	for _, e := range edges {
+		spread(busy, first, w, prev, e.at, int64(inFlight))
+		spread(busyFirst, first, w, prev, e.at, int64(inFirst))
+		// A bucket entered with attempts in flight peaks at least there.
+		for b := int((prev-first)/w) + 1; first+int64(b)*w < e.at && inFlight > 0; b++ {
+			peak[b] = max(peak[b], inFlight)
+		}
+		prev = e.at
+		inFlight += e.delta
+		if e.first {
+			inFirst += e.delta
+		}
+		b := int((e.at - first) / w)
+		peak[b] = max(peak[b], inFlight)
+		if inFlight > c.PeakAttemptsInFlight {
+			c.PeakAttemptsInFlight, peakAt = inFlight, e.at
+		}
+		c.PeakFirstAttemptsInFlight = max(c.PeakFirstAttemptsInFlight, inFirst)
+	}
+	c.PeakAt = stamp(peakAt)
+	reqsIn, attsOf, started := make([]int, n), make([]int, n), make([]int, n)
+	hidden := make([]float64, n)
+	for _, r := range reqs {
+		b := int((r.startNs - first) / w)
+		if b >= 0 && b < n {
+			reqsIn[b]++
+			attsOf[b] += r.attempts
+		}
+		for k, s := range r.startsNs {
+			started[int((s-first)/w)]++
+			hidden[int((s-first)/w)] += r.hiddenMs[k]
+		}
+	}
+	var total, totalFirst int64
+	for b := range n {
+		start := first + int64(b)*w
+		bk := CapacityBucket{Start: stamp(start), StartNs: start, Requests: reqsIn[b], RequestAttempts: attsOf[b],
+			AttemptsPerS: float64(started[b]) / step.Seconds(), OfferedLoad: float64(busy[b]) / float64(w),
+			OfferedLoadFirstAttempts: float64(busyFirst[b]) / float64(w), PeakInFlight: peak[b], HiddenWorkMs: hidden[b]}
+		if reqsIn[b] > 0 {
+			a := float64(attsOf[b]) / float64(reqsIn[b])
+			bk.Amplification = &a
+		}
+		total, totalFirst = total+busy[b], totalFirst+busyFirst[b]
+		c.Buckets = append(c.Buckets, bk)
+	}
+	span := float64(int64(n) * w)
+	c.OfferedLoad, c.OfferedLoadFirstAttempts = float64(total)/span, float64(totalFirst)/span
+	c.Spikes = spikes(c.Buckets, reqs, w)
+	return c
+}
+
+// spread adds count·(overlap with each bucket) of [from, to) to busy.
+func spread(busy []int64, first, w, from, to, count int64) {
+	if count == 0 || to <= from {
+		return
+	}
+	for t := from; t < to; {
+		b := (t - first) / w
+		end := min(to, first+(b+1)*w)
+		busy[b] += count * (end - t)
+		t = end
+	}
+}
+
+// floorTo rounds t down to a multiple of w.
+func floorTo(t, w int64) int64 {
+	f := t / w * w
+	if f > t {
+		f -= w
+	}
+	return f
+}
+
+func stamp(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC3339Nano) }
+
+// spikes finds the runs of buckets whose amplification spiked.
+func spikes(buckets []CapacityBucket, reqs []*yieldRequest, w int64) []Spike {
+	var amps []float64
+	for _, b := range buckets {
+		if b.Amplification != nil && b.Requests >= spikeMinRequests {
+			amps = append(amps, *b.Amplification)
+		}
+	}
+	if len(amps) == 0 {
+		return []Spike{}
+	}
+	slices.Sort(amps)
+	level := max(spikeMinAmplification, spikeFactor*amps[(len(amps)-1)/2])
+	hot := func(b CapacityBucket) bool {
+		return b.Amplification != nil && b.Requests >= spikeMinRequests && *b.Amplification >= level
+	}
+	out := []Spike{}
+	for i := 0; i < len(buckets); i++ {
+		if !hot(buckets[i]) {
+			continue
+		}
+		j := i
+		for j+1 < len(buckets) && hot(buckets[j+1]) {
+			j++
+		}
+		out = append(out, spikeOf(buckets[i:j+1], reqs, w))
+		i = j
+	}
+	return out
+}
+
+func spikeOf(run []CapacityBucket, reqs []*yieldRequest, w int64) Spike {
+	from, to := run[0].StartNs, run[len(run)-1].StartNs+w
+	s := Spike{Start: stamp(from), End: stamp(to)}
+	var atts int
+	var started float64
+	for _, b := range run {
+		s.Requests += b.Requests
+		atts += b.RequestAttempts
+		started += b.AttemptsPerS * float64(w) / 1e9
+	}
+	s.Amplification = float64(atts) / float64(s.Requests)
+	s.AttemptsPerS = started / (float64(to-from) / 1e9)
+	for _, r := range reqs {
+		if r.startNs < from || r.startNs >= to {
+			continue
+		}
+		for k := 1; k < r.attempts; k++ {
+			s.ExtraAttempts++
+			s.ExtraMs += r.costMs[k]
+			s.ExtraTokens += r.tokens[k]
+		}
+	}
+	return s
+}
+
+// capacityTable lays out the timeline; the spikes and the peaks follow
+// as notes.
+func (rep *Report) capacityTable() Table {
+	c := rep.Capacity
+	t := Table{Title: fmt.Sprintf("Capacity: offered load λ·S per %s", time.Duration(c.BucketMs*1e6)), Labels: 1,
+		Columns: []Column{{"start", "bucket start"}, {"requests", "requests"}, {"amplification", "amp"},
+			{"attempts_per_s", "attempts/s"}, {"offered_load", "λ·S"}, {"offered_load_first_attempts", "no retry"},
+			{"peak_attempts_in_flight", "peak"}, {"hidden_work_ms", "hidden"}}}
+	for _, b := range c.Buckets {
+		t.Rows = append(t.Rows, []Cell{text(b.Start), count(b.Requests), maybe(Times, b.Amplification),
+			value(Decimal, b.AttemptsPerS), value(Decimal, b.OfferedLoad), value(Decimal, b.OfferedLoadFirstAttempts),
+			count(b.PeakInFlight), value(Ms, b.HiddenWorkMs)})
+	}
+	t.Notes = []string{
+		"λ·S: attempt-seconds in flight per second (arrival rate × mean service time, client side); no retry: λ·S of first attempts alone; " +
+			"peak: most attempts in flight at once; amp: attempts per request of the requests started in the bucket; " +
+			"hidden: server time after the client gave up on the attempts started in it.",
+		fmt.Sprintf("Whole timeline: λ·S %s with retries, %s without; peak %d attempts in flight at %s (%d first attempts at most); hidden work %s.",
+			format(Decimal, c.OfferedLoad), format(Decimal, c.OfferedLoadFirstAttempts), c.PeakAttemptsInFlight, c.PeakAt,
+			c.PeakFirstAttemptsInFlight, fmtMs(c.HiddenWorkMs)),
+	}
+	if len(c.Spikes) == 0 {
+		t.Notes = append(t.Notes, "No amplification spike.")
+	}
+	for _, s := range c.Spikes {
+		t.Notes = append(t.Notes, fmt.Sprintf("Spike %s to %s: amplification %s over %d requests, %s attempts/s, %d extra attempts.",
+			s.Start, s.End, format(Times, s.Amplification), s.Requests, format(Decimal, s.AttemptsPerS), s.ExtraAttempts))
+	}
+	return t
+}

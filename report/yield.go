@@ -1,0 +1,380 @@
+package report
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
+)
+
+// MarginalYield is what each further attempt buys (SPEC §8): for the
+// workload and each segment of FindingDims, per attempt number n, the
+// cumulative success C(n), the conditional success c(n), the requests
+// attempt n rescued per 1,000 and the p99 that allowing attempt n adds;
+// and the attempt ceiling the data supports within the stated budgets.
+type MarginalYield struct {
+	// P99BudgetMs and AmplificationBudget are the budgets the ceiling
+	// keeps to; null when none was given.
+	P99BudgetMs         *float64       `json:"p99_budget_ms"`
+	AmplificationBudget *float64       `json:"amplification_budget"`
+	Workload            YieldCurve     `json:"workload"`
+	Segments            []YieldSegment `json:"segments"`
+}
+
+// YieldCurve is the marginal yield of one set of requests.
+type YieldCurve struct {
+	Requests int        `json:"requests"`
+	Rows     []YieldRow `json:"rows"`
+	// Ceiling is the most attempts the budgets allow: the largest n whose
+	// p99 and amplification, capped at n, keep to them. Null without a
+	// budget, or when the sample is too small for its p99.
+	Ceiling *int `json:"ceiling"`
+	// CeilingWhy says how the ceiling was found, or why there is none.
+	CeilingWhy string `json:"ceiling_why"`
+}
+
+// YieldSegment is the marginal yield of one segment of FindingDims.
+type YieldSegment struct {
+	Segment map[string]string `json:"segment"`
+	YieldCurve
+}
+
+// YieldRow is attempt n of a yield curve.
+type YieldRow struct {
+	Attempt int `json:"attempt"`
+	// Reached counts the requests that made attempt n (were still in the
+	// loop); Cleared those whose answer came from attempt n.
+	Reached int `json:"reached"`
+	Cleared int `json:"cleared"`
+	// Conditional is c(n) = Cleared / Reached; Cumulative is C(n), the
+	// share of all requests that had succeeded by attempt n.
+	Conditional float64 `json:"conditional_success"`
+	Cumulative  float64 `json:"cumulative_success"`
+	// RescuedPer1000 is 1,000 · (C(n) − C(n−1)); null for attempt 1,
+	// which rescues nothing.
+	RescuedPer1000 *float64 `json:"rescued_per_1000"`
+	// P99Ms is the p99 latency of all the requests had they been capped
+	// at n attempts (a request capped ends at attempt n's end, failed);
+	// AddedP99Ms is P99Ms − the p99 capped at n−1. Null when the sample
+	// is too small for a p99.
+	P99Ms      *float64 `json:"p99_ms"`
+	AddedP99Ms *float64 `json:"added_p99_ms"`
+	// Amplification is attempts per request capped at n.
+	Amplification float64 `json:"amplification"`
+}
+
+// YieldBudget is what an attempt ceiling must keep to; a nil side is no
+// budget.
+type YieldBudget struct {
+	P99Ms         *float64
+	Amplification *float64
+}
+
+// yieldArithmetic turns conditional success rates into the cumulative and
+// rescued columns: C(n) = C(n−1) + in(n)·c(n), where in(n) is the share of
+// all requests still in the loop at attempt n. Without inLoop every
+// request not yet cleared is still in the loop, in(n) = 1 − C(n−1), which
+// gives C(n+1) = C(n) + (1 − C(n))·c(n+1).
+func yieldArithmetic(conditional, inLoop []float64) []YieldRow {
+	rows := make([]YieldRow, len(conditional))
+	prev := 0.0
+	for i, c := range conditional {
+		in := 1 - prev
+		if inLoop != nil {
+			in = inLoop[i]
+		}
+		cum := prev + in*c
+		rows[i] = YieldRow{Attempt: i + 1, Conditional: c, Cumulative: cum}
+		if i > 0 {
+			r := 1000 * (cum - prev)
+			rows[i].RescuedPer1000 = &r
+		}
+		prev = cum
+	}
+	return rows
+}
+
+// yieldRequest is one logical request with its attempts, as the yield
+// curve and the capacity timeline see it.
+type yieldRequest struct {
+	seg      [3]string // service, operation, route
+	startNs  int64
+	latency  float64
+	attempts int
+	used     int // ordinal of the attempt whose answer was used, 0: failed
+	// per attempt, by ordinal − 1
+	startsNs, endsNs []int64
+	endMs            []float64 // end after the request's start
+	costMs           []float64 // elapsed time and the gap before it
+	tokens           []int64
+	hiddenMs         []float64 // server time after the client abandoned it
+}
+
+// loadedKey keys the requests Build loaded in the context it passes to
+// the detectors, so they are read once per report.
+type loadedKey struct{}
+
+// loadedRequests are requests loaded for one window.
+type loadedRequests struct {
+	win  model.Window
+	reqs []*yieldRequest
+}
+
+// withYieldRequests returns ctx carrying reqs, the requests of win.
+func withYieldRequests(ctx context.Context, win model.Window, reqs []*yieldRequest) context.Context {
+	return context.WithValue(ctx, loadedKey{}, loadedRequests{win, reqs})
+}
+
+// yieldRequests returns the requests of win with their attempts: those
+// ctx carries for win, or else read from st.
+func yieldRequests(ctx context.Context, st *store.Store, win model.Window) ([]*yieldRequest, error) {
+	if l, ok := ctx.Value(loadedKey{}).(loadedRequests); ok && l.win == win {
+		return l.reqs, nil
+	}
+	return loadYieldRequests(ctx, st, win)
+}
+
+// loadYieldRequests reads the requests of win with their attempts.
+func loadYieldRequests(ctx context.Context, st *store.Store, win model.Window) ([]*yieldRequest, error) {
+	lo, hi := win.Bounds()
+	from := lo
+	if from > math.MinInt64+int64(time.Hour) {
+		from -= int64(time.Hour)
+	}
+	var out []*yieldRequest
+	var cur *yieldRequest
+	var curID string
+	err := eachRow(ctx, st.Conn, "yield_attempts", []any{lo, hi, from}, func(rows *sql.Rows) error {
+		var (
+			id                  string
+			r                   yieldRequest
+			used                sql.NullInt64
+			ordinal             int
+			start, end          int64
+			endMs, cost, hidden float64
+			tokens              int64
+		)
+		if err := rows.Scan(&id, &r.seg[0], &r.seg[1], &r.seg[2], &r.startNs, &r.latency, &r.attempts, &used,
+			&ordinal, &start, &end, &endMs, &cost, &tokens, &hidden); err != nil {
+			return err
+		}
+		if cur == nil || id != curID {
+			r.used = int(used.Int64)
+			cur, curID = &r, id
+			out = append(out, cur)
+		}
+		if ordinal != len(cur.endMs)+1 {
+			return fmt.Errorf("request %s: attempt %d follows %d", id, ordinal, len(cur.endMs))
+		}
+		cur.startsNs, cur.endsNs = append(cur.startsNs, start), append(cur.endsNs, end)
+		cur.endMs, cur.costMs, cur.tokens = append(cur.endMs, endMs), append(cur.costMs, cost), append(cur.tokens, tokens)
+		cur.hiddenMs = append(cur.hiddenMs, hidden)
+		return nil
+	})
+	return out, err
+}
+
+// yieldCurve measures the marginal yield of reqs.
+func yieldCurve(reqs []*yieldRequest, rule model.Rule, budget YieldBudget) YieldCurve {
+	c := YieldCurve{Requests: len(reqs), Rows: []YieldRow{}}
+	most := 0
+	for _, r := range reqs {
+		most = max(most, r.attempts)
+	}
+	if most == 0 {
+		c.CeilingWhy = "no requests"
+		return c
+	}
+	n := float64(len(reqs))
+	reached, cleared := make([]int, most), make([]int, most)
+	for _, r := range reqs {
+		for k := range r.attempts {
+			reached[k]++
+		}
+		if r.used > 0 {
+			cleared[r.used-1]++
+		}
+	}
+	cond, in := make([]float64, most), make([]float64, most)
+	for k := range most {
+		cond[k] = float64(cleared[k]) / float64(reached[k])
+		in[k] = float64(reached[k]) / n
+	}
+	c.Rows = yieldArithmetic(cond, in)
+	capped := make([]float64, len(reqs))
+	var prevP99 *float64
+	for k := range most {
+		row := &c.Rows[k]
+		row.Reached, row.Cleared = reached[k], cleared[k]
+		var attempts int
+		for i, r := range reqs {
+			capped[i] = r.latency
+			if r.attempts > k+1 {
+				capped[i] = r.endMs[k]
+			}
+			attempts += min(r.attempts, k+1)
+		}
+		row.Amplification = float64(attempts) / n
+		slices.Sort(capped)
+		row.P99Ms = rule.Percentile(capped, 99)
+		if row.P99Ms != nil && prevP99 != nil {
+			d := *row.P99Ms - *prevP99
+			row.AddedP99Ms = &d
+		}
+		prevP99 = row.P99Ms
+	}
+	c.Ceiling, c.CeilingWhy = ceiling(c.Rows, budget)
+	return c
+}
+
+// ceiling is the largest attempt count whose capped p99 and amplification
+// keep to budget.
+func ceiling(rows []YieldRow, budget YieldBudget) (*int, string) {
+	if budget.P99Ms == nil && budget.Amplification == nil {
+		return nil, "no budget given (--p99-budget, --amplification-budget)"
+	}
+	var parts []string
+	if budget.P99Ms != nil {
+		parts = append(parts, "p99 at most "+fmtMs(*budget.P99Ms))
+	}
+	if budget.Amplification != nil {
+		parts = append(parts, "amplification at most "+format(Times, *budget.Amplification))
+	}
+	why := "the most attempts that keep " + strings.Join(parts, " and ")
+	best := 0
+	for _, r := range rows {
+		if budget.P99Ms != nil && r.P99Ms == nil {
+			return nil, "too few requests for a p99"
+		}
+		if (budget.P99Ms == nil || *r.P99Ms <= *budget.P99Ms) && (budget.Amplification == nil || r.Amplification <= *budget.Amplification) {
+			best = r.Attempt
+		}
+	}
+	if best == 0 {
+		return nil, "even one attempt breaks the budget (" + strings.Join(parts, ", ") + ")"
+	}
+	return &best, why
+}
+
+// marginalYield measures the yield curve of the workload and of each
+// segment of FindingDims with at least minCohort requests and a retry.
+func marginalYield(reqs []*yieldRequest, rule model.Rule, budget YieldBudget, minCohort int) *MarginalYield {
+	my := &MarginalYield{P99BudgetMs: budget.P99Ms, AmplificationBudget: budget.Amplification,
+		Workload: yieldCurve(reqs, rule, budget), Segments: []YieldSegment{}}
+	for _, g := range bySegment(reqs) {
+		retried := slices.ContainsFunc(g.reqs, func(r *yieldRequest) bool { return r.attempts > 1 })
+		if len(g.reqs) < minCohort || !retried {
+			continue
+		}
+		my.Segments = append(my.Segments, YieldSegment{Segment: g.seg, YieldCurve: yieldCurve(g.reqs, rule, budget)})
+	}
+	return my
+}
+
+// segmentRequests are the requests of one segment of FindingDims.
+type segmentRequests struct {
+	seg  map[string]string
+	reqs []*yieldRequest
+}
+
+// bySegment groups reqs by FindingDims, in the order of the values.
+func bySegment(reqs []*yieldRequest) []segmentRequests {
+	groups := map[[3]string]*segmentRequests{}
+	var keys [][3]string
+	for _, r := range reqs {
+		g := groups[r.seg]
+		if g == nil {
+			g = &segmentRequests{seg: map[string]string{}}
+			for i, k := range FindingDims {
+				g.seg[string(k)] = r.seg[i]
+			}
+			groups[r.seg] = g
+			keys = append(keys, r.seg)
+		}
+		g.reqs = append(g.reqs, r)
+	}
+	slices.SortFunc(keys, func(a, b [3]string) int { return slices.Compare(a[:], b[:]) })
+	out := make([]segmentRequests, len(keys))
+	for i, k := range keys {
+		out[i] = *groups[k]
+	}
+	return out
+}
+
+// yieldTable lays out the yield curves, the workload's first. Text,
+// Markdown and HTML label a segment's rows by its number (s1, s2 ...),
+// named in the notes; the table keeps the segment in full in a column
+// of its own.
+func (rep *Report) yieldTable() Table {
+	t := Table{Title: "Marginal yield: what each further attempt buys", Labels: 2, Columns: []Column{
+		{"curve", "curve"}, {"attempt", "n"}, {"reached", "reached"}, {"cleared", "cleared"},
+		{"conditional_success", "c(n)"}, {"cumulative_success", "C(n)"}, {"rescued_per_1000", "rescued/1k"},
+		{"p99_ms", "p99 cap n"}, {"added_p99_ms", "+p99"}, {"amplification", "amp cap n"}, {"ceiling", "ceiling"},
+		{"segment", "segment"}}}
+	my := rep.MarginalYield
+	budget := my.P99BudgetMs != nil || my.AmplificationBudget != nil
+	var names []string
+	add := func(label, name string, c *YieldCurve) {
+		ceil := Cell{Unit: Count, Missing: true}
+		if c.Ceiling != nil {
+			ceil = count(*c.Ceiling)
+		}
+		for _, r := range c.Rows {
+			rescued := Cell{Unit: Count, Missing: true, Blank: true}
+			if r.RescuedPer1000 != nil {
+				rescued = value(Count, *r.RescuedPer1000)
+			}
+			t.Rows = append(t.Rows, []Cell{text(label), count(r.Attempt), count(r.Reached), count(r.Cleared),
+				value(Share, r.Conditional), value(Share, r.Cumulative), rescued,
+				p99Cell(r.P99Ms, c.Requests), maybe(SignedMs, r.AddedP99Ms), value(Times, r.Amplification), ceil, text(name)})
+		}
+		if label != "all" {
+			names = append(names, label+": "+name)
+		}
+		if budget {
+			ceil := "none"
+			if c.Ceiling != nil {
+				ceil = fmt.Sprint(*c.Ceiling)
+			}
+			t.Notes = append(t.Notes, fmt.Sprintf("ceiling for %s: %s (%s).", label, ceil, c.CeilingWhy))
+		}
+	}
+	add("all", "every request", &my.Workload)
+	for i := range my.Segments {
+		add(fmt.Sprintf("s%d", i+1), segmentName(my.Segments[i].Segment), &my.Segments[i].YieldCurve)
+	}
+	keys := []string{"reached", "cleared", "conditional_success", "cumulative_success", "rescued_per_1000", "p99_ms",
+		"added_p99_ms", "amplification"}
+	heads := []string{"reached", "cleared", "c(n)", "C(n)", "rescued/1k", "p99 cap n", "+p99", "amp cap n"}
+	if budget {
+		keys, heads = append(keys, "ceiling"), append(heads, "ceiling")
+	}
+	t.Groups = []Group{{Title: t.Title, Keys: keys, Heads: heads}}
+	if !budget {
+		t.Notes = append(t.Notes, "No attempt ceiling: "+my.Workload.CeilingWhy+".")
+	}
+	t.Notes = append([]string{"all: every request; " + strings.Join(names, "; ") + ".",
+		"reached: requests that made attempt n; cleared: those answered by it; c(n) = cleared/reached; " +
+			"C(n): share of all requests answered by attempt n; rescued/1k: 1,000·(C(n) − C(n−1)); " +
+			"p99 cap n: p99 latency had every request stopped after attempt n (at its end, failed); +p99: what allowing attempt n adds."},
+		t.Notes...)
+	return t
+}
+
+// p99Cell is a p99 of requests, or why it is missing.
+func p99Cell(v *float64, n int) Cell {
+	if v != nil {
+		return value(Ms, *v)
+	}
+	c := Cell{Unit: Ms, Missing: true}
+	if n > 0 {
+		c.MinN = model.DefaultRule.MinN(99)
+	}
+	return c
+}

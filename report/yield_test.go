@@ -1,0 +1,370 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/testkit/workload"
+	"github.com/retryscope/retryscope/model"
+)
+
+// TestYieldArithmeticSeed: the seed's marginal yield table (chapter
+// "Choosing the ceiling from the marginal yield curve"), from conditional
+// pass rates 78%, 55%, 38%: C(n+1) = C(n) + (1 − C(n))·c(n+1) gives the
+// cumulative column 78.0, 90.1 and rescued per 1,000 121 beside the jump
+// from 78.0 to 90.1. The third row is 93.862% exactly, 93.9 at one
+// decimal, rescuing 37.62 per 1,000: the seed prints 93.8 (and 6.2%
+// exhausted), which its own rounded 38.0% cannot give; its later rows
+// (95.3, 96.0, 7 per 1,000) come from conditional rates it does not print.
+func TestYieldArithmeticSeed(t *testing.T) {
+	rows := yieldArithmetic([]float64{0.78, 0.55, 0.38}, nil)
+	wantCum := []float64{0.78, 0.901, 0.93862}
+	wantRescued := []float64{0, 121, 37.62}
+	wantText := [][2]string{{"78.0%", ""}, {"90.1%", "121"}, {"93.9%", "38"}}
+	for i, r := range rows {
+		if math.Abs(r.Cumulative-wantCum[i]) > 1e-12 {
+			t.Errorf("C(%d) = %v, want %v", i+1, r.Cumulative, wantCum[i])
+		}
+		if i == 0 {
+			if r.RescuedPer1000 != nil {
+				t.Errorf("attempt 1 rescues %v, want none", *r.RescuedPer1000)
+			}
+		} else if math.Abs(*r.RescuedPer1000-wantRescued[i]) > 1e-9 {
+			t.Errorf("rescued per 1,000 by attempt %d = %v, want %v", i+1, *r.RescuedPer1000, wantRescued[i])
+		}
+		got := [2]string{value(Share, r.Cumulative).String(), ""}
+		if r.RescuedPer1000 != nil {
+			got[1] = value(Count, *r.RescuedPer1000).String()
+		}
+		if got != wantText[i] {
+			t.Errorf("row %d reads %q, want %q", i+1, got, wantText[i])
+		}
+	}
+}
+
+// truthYield is the marginal yield of truth requests: per attempt n, the
+// requests that made it, those it answered, and the p99 capped at n.
+func truthYield(reqs []gen.Request) (reached, cleared []int, p99 []*float64) {
+	most := 0
+	for _, r := range reqs {
+		most = max(most, r.Attempts)
+	}
+	reached, cleared = make([]int, most), make([]int, most)
+	for _, r := range reqs {
+		for k := range r.Attempts {
+			reached[k]++
+		}
+		if r.Outcome == "ok" {
+			for k, a := range r.AttemptList {
+				if a.Trigger == "" {
+					cleared[k]++
+					break
+				}
+			}
+		}
+	}
+	for n := 1; n <= most; n++ {
+		var lat []float64
+		for _, r := range reqs {
+			l := r.LatencyMs
+			if r.Attempts > n {
+				l = float64(r.AttemptList[n-1].EndNs-r.StartNs) / 1e6
+			}
+			lat = append(lat, l)
+		}
+		slices.Sort(lat)
+		p99 = append(p99, model.Percentile(lat, 99))
+	}
+	return reached, cleared, p99
+}
+
+func buildReport(t *testing.T, st *store.Store) *Report {
+	t.Helper()
+	rep, err := Build(context.Background(), st, Options{Baseline: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func checkCurve(t *testing.T, name string, c YieldCurve, reqs []gen.Request) {
+	t.Helper()
+	reached, cleared, p99 := truthYield(reqs)
+	if c.Requests != len(reqs) || len(c.Rows) != len(reached) {
+		t.Fatalf("%s: %d requests, %d attempts at most; truth %d, %d", name, c.Requests, len(c.Rows), len(reqs), len(reached))
+	}
+	done := 0
+	for k, r := range c.Rows {
+		done += cleared[k]
+		wantC, wantc := float64(done)/float64(len(reqs)), float64(cleared[k])/float64(reached[k])
+		if r.Reached != reached[k] || r.Cleared != cleared[k] || math.Abs(r.Cumulative-wantC) > 1e-12 || math.Abs(r.Conditional-wantc) > 1e-12 {
+			t.Errorf("%s attempt %d: reached %d cleared %d c %.6f C %.6f; truth %d %d %.6f %.6f", name, k+1,
+				r.Reached, r.Cleared, r.Conditional, r.Cumulative, reached[k], cleared[k], wantc, wantC)
+		}
+		if (r.P99Ms == nil) != (p99[k] == nil) || r.P99Ms != nil && math.Abs(*r.P99Ms-*p99[k]) > 1e-3 {
+			t.Errorf("%s attempt %d: p99 capped %v, truth %v", name, k+1, r.P99Ms, p99[k])
+		}
+	}
+}
+
+// TestMarginalYieldTruth: on a generated workload of every shape, C(n),
+// c(n) and the capped p99 of the workload and of each segment equal the
+// truth's.
+func TestMarginalYieldTruth(t *testing.T) {
+	cfg := gen.DefaultConfig()
+	cfg.Requests, cfg.Seed = 3000, 3
+	cfg.Policy.MaxAttempts = 5
+	st, truth := workload.Rebuilt(t, cfg)
+	rep := buildReport(t, st)
+	my := rep.MarginalYield
+	checkCurve(t, "workload", my.Workload, truth.Requests)
+	if len(my.Workload.Rows) < 5 {
+		t.Errorf("the workload's curve has %d attempts; the test needs 5 or more", len(my.Workload.Rows))
+	}
+	for _, s := range my.Segments {
+		var reqs []gen.Request
+		for _, r := range truth.Requests {
+			if r.Service == s.Segment["service"] && r.Operation == s.Segment["operation"] && r.Route == s.Segment["route"] {
+				reqs = append(reqs, r)
+			}
+		}
+		checkCurve(t, segmentName(s.Segment), s.YieldCurve, reqs)
+	}
+	if len(my.Segments) < 5 {
+		t.Errorf("%d segments have a curve; the test needs several", len(my.Segments))
+	}
+	w := my.Workload.Rows
+	t.Logf("workload: C(n) %.4f %.4f %.4f, c(n) %.4f %.4f %.4f", w[0].Cumulative, w[1].Cumulative, w[2].Cumulative,
+		w[0].Conditional, w[1].Conditional, w[2].Conditional)
+}
+
+// stormConfig is a storm: a high request rate on routes whose incidents
+// multiply the fault rates, with attempts in flight counted by the
+// simulation per second.
+func stormConfig() gen.Config {
+	cfg := gen.DefaultConfig()
+	cfg.Seed, cfg.Requests, cfg.Rate = 11, 3000, 60
+	cfg.Shapes = []gen.Shape{gen.ShapeExplicit, gen.ShapeResend, gen.ShapeGRPC}
+	cfg.FlightBucket = time.Second
+	return cfg
+}
+
+// TestCapacityTruth: on a generated storm, the offered load λ·S with and
+// without retries per second, the peak attempts in flight per second and
+// overall equal the simulation's own counters; the storm's spike windows
+// are named by a retry_storm finding and lie in the truth's incidents.
+func TestCapacityTruth(t *testing.T) {
+	st, truth := workload.Rebuilt(t, stormConfig())
+	reqs, err := loadYieldRequests(context.Background(), st, model.Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl := truth.Flight
+	c := capacity(reqs, time.Duration(fl.BucketNs), 0)
+	if c.PeakAttemptsInFlight != fl.PeakAttemptsInFlight || c.PeakFirstAttemptsInFlight != fl.PeakFirstAttemptsInFlight {
+		t.Errorf("peak in flight %d (%d first attempts), simulation %d (%d)", c.PeakAttemptsInFlight, c.PeakFirstAttemptsInFlight,
+			fl.PeakAttemptsInFlight, fl.PeakFirstAttemptsInFlight)
+	}
+	if len(c.Buckets) != len(fl.Buckets) {
+		t.Fatalf("%d buckets, simulation %d", len(c.Buckets), len(fl.Buckets))
+	}
+	for i, b := range c.Buckets {
+		w := fl.Buckets[i]
+		if b.StartNs != w.StartNs || b.OfferedLoad != w.OfferedLoad || b.OfferedLoadFirstAttempts != w.OfferedLoadFirstAttempts ||
+			b.PeakInFlight != w.PeakInFlight {
+			t.Errorf("bucket %s: λ·S %v/%v peak %d; simulation %v/%v peak %d", b.Start, b.OfferedLoad, b.OfferedLoadFirstAttempts,
+				b.PeakInFlight, w.OfferedLoad, w.OfferedLoadFirstAttempts, w.PeakInFlight)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	rep := buildReport(t, st)
+	if rep.Capacity.PeakAttemptsInFlight != fl.PeakAttemptsInFlight {
+		t.Errorf("the report's peak %d, simulation %d", rep.Capacity.PeakAttemptsInFlight, fl.PeakAttemptsInFlight)
+	}
+	f := findingsOf(rep, "retry_storm")
+	if len(f) != 1 || len(rep.Capacity.Spikes) == 0 {
+		t.Fatalf("%d retry_storm findings, %d spikes; want one finding naming the spikes", len(f), len(rep.Capacity.Spikes))
+	}
+	for _, s := range rep.Capacity.Spikes {
+		from, _ := time.Parse(time.RFC3339Nano, s.Start)
+		to, _ := time.Parse(time.RFC3339Nano, s.End)
+		in := slices.ContainsFunc(truth.Incidents, func(iv gen.Incident) bool {
+			return iv.StartNs < to.UnixNano() && iv.EndNs > from.UnixNano()-int64(10*time.Second)
+		})
+		if !in {
+			t.Errorf("spike %s to %s (%.2fx) meets no incident of the truth", s.Start, s.End, s.Amplification)
+		}
+	}
+	t.Logf("peak %d in flight; λ·S %.2f with retries, %.2f without; %s", c.PeakAttemptsInFlight, c.OfferedLoad,
+		c.OfferedLoadFirstAttempts, f[0].Problem)
+}
+
+func findingsOf(rep *Report, kind string) []Finding {
+	var out []Finding
+	for _, f := range rep.Findings {
+		if f.Kind == kind {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// fallbackConfig is nested LLM requests whose application loop's last try
+// goes to the fallback provider, which fails far less often than the
+// primary (and never has the primary's incidents).
+func fallbackConfig() gen.Config {
+	cfg := gen.DefaultConfig()
+	cfg.Seed, cfg.Requests, cfg.Rate = 5, 3000, 40
+	cfg.Shapes, cfg.Nested = []gen.Shape{gen.ShapeWrapped}, true
+	return cfg
+}
+
+// TestRouteRetriesTruth: retries on the first attempt's route and on the
+// fallback, their success and time, equal the truth's attempts; the
+// fallback rescues more, and prefer_fallback says so.
+func TestRouteRetriesTruth(t *testing.T) {
+	st, truth := workload.Rebuilt(t, fallbackConfig())
+	var same, sameOK, alt, altOK int64
+	var sameMs, altMs float64
+	for _, r := range truth.Requests {
+		var latest int64 // the latest end of the attempts before
+		for k, a := range r.AttemptList {
+			prev := latest
+			latest = max(latest, a.EndNs)
+			if k == 0 {
+				continue
+			}
+			// The attempt and the wait before it (none when it overlapped).
+			ms := float64(a.EndNs-min(a.StartNs, prev)) / 1e6
+			if a.Route == r.AttemptList[0].Route {
+				same++
+				sameMs += ms
+				if a.Trigger == "" {
+					sameOK++
+				}
+			} else {
+				alt++
+				altMs += ms
+				if a.Trigger == "" {
+					altOK++
+				}
+			}
+		}
+	}
+	rep := buildReport(t, st)
+	rr := rep.Workload.RouteRetries
+	if rr.SameRouteRetries != same || rr.AlternateRouteRetries != alt {
+		t.Fatalf("retries same/alternate %d/%d, truth %d/%d", rr.SameRouteRetries, rr.AlternateRouteRetries, same, alt)
+	}
+	near := func(name string, got *float64, want float64) {
+		if got == nil || math.Abs(*got-want) > 1e-3*max(1, want) {
+			t.Errorf("%s %v, truth %v", name, got, want)
+		}
+	}
+	near("same-route success", rr.SameRouteRetrySuccessRate, float64(sameOK)/float64(same))
+	near("alternate-route success", rr.AlternateRouteRetrySuccessRate, float64(altOK)/float64(alt))
+	near("same-route time per retry", rr.SameRouteRetryAddedMs, sameMs/float64(same))
+	near("alternate-route time per retry", rr.AlternateRouteRetryAddedMs, altMs/float64(alt))
+	f := findingsOf(rep, "prefer_fallback")
+	if len(f) != 1 {
+		t.Fatalf("%d prefer_fallback findings, want 1", len(f))
+	}
+	t.Logf("same route %d retries, %.1f%% ok; alternate %d, %.1f%% ok; %s", same, 100*float64(sameOK)/float64(same), alt,
+		100*float64(altOK)/float64(alt), f[0].Change)
+}
+
+// TestCapAttempts: with six attempts allowed, the late attempts of the
+// largest segment rescue a handful of requests per 1,000 and stretch the
+// p99; cap_attempts names the ceiling, with the figures of the marginal
+// yield table.
+func TestCapAttempts(t *testing.T) {
+	cfg := gen.DefaultConfig()
+	cfg.Seed, cfg.Requests, cfg.Rate = 2, 3000, 30
+	cfg.Shapes = []gen.Shape{gen.ShapeResend}
+	cfg.Policy.MaxAttempts = 6
+	st, _ := workload.Rebuilt(t, cfg)
+	rep := buildReport(t, st)
+	var found bool
+	for _, f := range findingsOf(rep, "cap_attempts") {
+		var curve *YieldCurve
+		for i, s := range rep.MarginalYield.Segments {
+			if segmentName(s.Segment) == segmentName(f.Segment) {
+				curve = &rep.MarginalYield.Segments[i].YieldCurve
+			}
+		}
+		if curve == nil {
+			t.Fatalf("cap_attempts on %s, which has no marginal yield curve", segmentName(f.Segment))
+		}
+		n := 0
+		for _, r := range curve.Rows {
+			if strings.HasPrefix(f.Change, fmt.Sprintf("cap attempts at %d ", r.Attempt)) {
+				n = r.Attempt
+			}
+		}
+		if n == 0 || n >= len(curve.Rows) {
+			t.Fatalf("cap_attempts: %q names no attempt of the curve", f.Change)
+		}
+		next := curve.Rows[n]
+		if *next.RescuedPer1000 >= capMaxRescuedPer1000 || *next.AddedP99Ms < capMinAddedP99Ms ||
+			f.Evidence[1].Value != *next.RescuedPer1000 || f.Evidence[2].Value != *next.AddedP99Ms {
+			t.Errorf("cap at %d: attempt %d rescues %v per 1,000 and adds %v ms; evidence %v", n, n+1,
+				*next.RescuedPer1000, *next.AddedP99Ms, f.Evidence)
+		}
+		if f.Segment["service"] == "checkout" {
+			found = true
+		}
+		t.Log(f.Change)
+	}
+	if !found {
+		t.Errorf("no cap_attempts finding on service checkout; findings %v", rep.Findings)
+	}
+}
+
+// TestHealthyNoYieldFindings: a healthy workload (low fault rates, full
+// jitter, no storm) gives none of the marginal yield, capacity and route
+// findings.
+func TestHealthyNoYieldFindings(t *testing.T) {
+	cfg := gen.DefaultConfig()
+	cfg.Seed, cfg.Requests, cfg.Rate = 4, 3000, 20
+	cfg.Faults = gen.FaultMix{RateLimited: 0.005, ServerError: 0.005, Reset: 0.002, Timeout: 0.002}
+	cfg.Shapes = append(gen.AllShapes(), gen.ShapeAppLoop)
+	cfg.Policy.NaiveShare = 0
+	st, _ := workload.Rebuilt(t, cfg)
+	rep := buildReport(t, st)
+	for _, kind := range []string{"cap_attempts", "retry_storm", "prefer_fallback"} {
+		for _, f := range findingsOf(rep, kind) {
+			t.Errorf("%s on %s: %s", kind, segmentName(f.Segment), f.Problem)
+		}
+	}
+	if len(rep.Capacity.Buckets) == 0 || len(rep.MarginalYield.Workload.Rows) < 2 {
+		t.Errorf("the healthy workload has %d capacity buckets and %d attempts at most; the test needs retries over time",
+			len(rep.Capacity.Buckets), len(rep.MarginalYield.Workload.Rows))
+	}
+}
+
+// TestCeiling: the ceiling is the most attempts whose capped p99 and
+// amplification keep to the budgets.
+func TestCeiling(t *testing.T) {
+	p := func(v float64) *float64 { return &v }
+	rows := []YieldRow{{Attempt: 1, P99Ms: p(400), Amplification: 1}, {Attempt: 2, P99Ms: p(1000), Amplification: 1.15},
+		{Attempt: 3, P99Ms: p(1200), Amplification: 1.2}, {Attempt: 4, P99Ms: p(1900), Amplification: 1.21}}
+	for _, c := range []struct {
+		budget YieldBudget
+		want   int
+	}{{YieldBudget{P99Ms: p(1500)}, 3}, {YieldBudget{Amplification: p(1.18)}, 2}, {YieldBudget{P99Ms: p(1500), Amplification: p(1.1)}, 1},
+		{YieldBudget{P99Ms: p(300)}, 0}, {YieldBudget{}, 0}} {
+		got, why := ceiling(rows, c.budget)
+		if (got == nil) != (c.want == 0) || got != nil && *got != c.want {
+			t.Errorf("budget %+v: ceiling %v (%s), want %d", c.budget, got, why, c.want)
+		}
+	}
+}

@@ -250,6 +250,9 @@ type Config struct {
 	// interleave and their attempts, each a trace of its own, are linked
 	// by nothing but time. Config.Rate stays the overall rate.
 	SplitWorkers int
+	// Pathologies plant retry-hygiene problems (retries of 4xx, Retry-After
+	// ignored, retries in lockstep after an outage); the truth counts them.
+	Pathologies Pathologies
 }
 
 // Policy-experiment arms, the values of ArmAttribute.

@@ -280,6 +280,10 @@
 //   - hidden_work_ms: server time after the client abandoned attempts (sum
 //     over attempts of server end minus client end, where positive);
 //     hidden_output_tokens: tokens generated in that time.
+//   - retry_after_ignored (absent when 0): retries sent sooner after a
+//     response than its Retry-After said (naive clients, and
+//     Pathologies.IgnoreRetryAfter); retry_after_early_ms: how much sooner,
+//     summed over them.
 //   - attempt_list: per attempt, span key, try (per layer, from 1), start_ns,
 //     end_ns, route, trigger ("" for the answer used), retry_after_s,
 //     output_tokens, server_end_ns (absent when no SERVER span).
@@ -304,7 +308,18 @@
 //     the per-attempt fault rates on every route, so retried requests are
 //     intrinsically slower than the rest.
 //   - Config.SplitWorkers: the retryablehttp split variant above.
+//   - Config.Pathologies (params "pathologies"): retry-hygiene problems
+//     planted on purpose. retry-4xx=SERVICE: that service's client retries
+//     client errors like transient faults, and 15% of its requests are bad
+//     (404, 400 or 422). ignore-retry-after=SERVICE: that service's client
+//     retries a 429 when its policy says, not when Retry-After says.
+//     lockstep=ROUTE: one outage of 0.8 times the route's client timeout,
+//     starting at 40% of the run, during which the server holds every
+//     attempt and answers all of them with 503 (no Retry-After) when it
+//     ends; with a fixed backoff their retries then leave together. The
+//     outage is listed in "incidents" with kind "outage", fault_scale 0 and
+//     shed, the attempts it held.
 //
-// The arm and big draws come from a random stream of their own, so turning
+// The arm, big and pathology draws come from a random stream of their own, so turning
 // the features on changes nothing else a request draws before its attempts.
 package gen

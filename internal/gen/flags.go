@@ -36,6 +36,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 	fs.Float64Var(&c.BigInputs, "big-inputs", 0, fmt.Sprintf("share of requests with %dx the prompt and %dx the output tokens that fail %dx as often (0: none)",
 		BigInputFactor, BigOutputFactor, BigFaultScale))
 	fs.IntVar(&c.SplitWorkers, "split-workers", 0, "split shape: that many concurrent go-retryablehttp workers on three targets, each attempt a trace of its own (0: one sequential worker per shard)")
+	pathologies := fs.String("pathology", c.Pathologies.String(), `retry-hygiene problems to plant: retry-4xx=SERVICE (its client retries 4xx; `+
+		fmt.Sprint(Retry4xxShare*100)+`% of its requests are bad), ignore-retry-after=SERVICE, lockstep=ROUTE (an outage that fails every attempt at once); "none" for none`)
 	fs.IntVar(&c.BatchSpans, "batch-spans", c.BatchSpans, "spans per exported batch (one JSON line or proto message)")
 
 	return func() error {
@@ -51,6 +53,9 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 		}
 		if c.Policy.Kind, err = ParsePolicyKind(*policy); err != nil {
 			return fmt.Errorf("--policy: %v", err)
+		}
+		if c.Pathologies, err = ParsePathologies(*pathologies); err != nil {
+			return fmt.Errorf("--pathology: %v", err)
 		}
 		if *naive {
 			c.Policy.NaiveShare = 1

@@ -105,6 +105,15 @@ type simRequest struct {
 	target      endpoint
 	thinkMeanMs float64
 
+	// Pathologies: the client retries client errors (retry4xx) or
+	// ignores Retry-After. retryAfterIgnored counts the retries sent
+	// before the Retry-After of the response before them;
+	// retryAfterEarlyNs sums how much before.
+	retry4xx          bool
+	ignoreRetryAfter  bool
+	retryAfterIgnored int
+	retryAfterEarlyNs int64
+
 	tries      []int
 	sleeps     []float64 // previous backoff per layer (decorrelated jitter)
 	onFallback bool
@@ -362,6 +371,10 @@ func (s *simulation) scheduleRetry(r *simRequest, a *attempt, layer int, now int
 		r.calls = append(r.calls, interval{start: t})
 		t += r.uniformMs(0.2, 2)
 	}
+	if wait := ns(float64(a.retryAfterS) * 1000); wait > 0 && t-now < wait {
+		r.retryAfterIgnored++
+		r.retryAfterEarlyNs += wait - (t - now)
+	}
 	s.push(t, evStartAttempt, r, nil)
 }
 
@@ -386,7 +399,7 @@ func (r *simRequest) backoffMs(layer int, a *attempt) float64 {
 			return float64(a.retryAfterS) * 1000
 		}
 	}
-	if a.fault == faultRateLimited && !r.naive {
+	if a.fault == faultRateLimited && !r.naive && !r.ignoreRetryAfter {
 		d = max(d, float64(a.retryAfterS)*1000)
 	}
 	return d

@@ -354,6 +354,7 @@ func (rep *Report) segmentRow(t *Table, labels []string, rolledUp bool, cohorts 
 	r.add("duplicated_output_tokens", "dup out tok", count(m.DuplicatedOutputTokens))
 	r.add("hidden_work_ms", "hidden work", value(Ms, m.HiddenWorkMs))
 	r.add("hidden_output_tokens", "hidden tok", count(m.HiddenOutputTokens))
+	hygieneCells(&r, m)
 	var mv *segment.Movement = m.TailMovement.P99
 	if mv != nil {
 		r.add("tail_p99_ms", "Δp99", value(SignedMs, mv.Ms))
@@ -426,6 +427,7 @@ func (rep *Report) segmentGroups() []Group {
 	groups = append(groups, g("Segments by "+by+": duplicated and hidden work", "duplicated_attempts", "dup att",
 		"duplicated_attempt_ms", "dup time", "duplicated_input_tokens", "dup in tok", "duplicated_output_tokens", "dup out tok",
 		"hidden_work_ms", "hidden", "hidden_output_tokens", "hidden tok"))
+	groups = append(groups, hygieneGroup(by))
 	if kind := rep.settings.baseline; kind != "" {
 		prov := "no provenance"
 		if a := w.AddedLatency; a != nil && len(a.Provenance) > 0 {

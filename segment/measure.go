@@ -48,6 +48,7 @@ type Measures struct {
 	ClientErrorRetries     int64   `json:"client_error_retries"`
 	ClientErrorRetryMs     float64 `json:"client_error_retry_ms"`
 	ClientErrorRetryTokens int64   `json:"client_error_retry_tokens"`
+	Hygiene
 	// FirstAttemptMs is the elapsed time of each request's first attempt.
 	FirstAttemptMs Split `json:"first_attempt_ms"`
 	// SecondAttemptMs is the elapsed time of the second attempt, so only
@@ -119,6 +120,7 @@ type stats struct {
 // how the requests were stored.
 func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 	var m Measures
+	var hyg hygieneSums
 	var (
 		lat, ttft, first, gen, total split
 		second, added, ratio         []float64
@@ -139,6 +141,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		m.ClientErrorRetries += r.ceRetries
 		m.ClientErrorRetryMs += r.ceMs
 		m.ClientErrorRetryTokens += r.ceTokens
+		hyg.add(r)
 		if !r.ok {
 			m.Failed++
 		}
@@ -182,6 +185,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		v := float64(m.Rescued) / float64(m.Retried)
 		m.RetrySuccessRate = &v
 	}
+	m.Hygiene = hyg.measures()
 	m.LatencyMs = s.split(lat, label+"/latency")
 	m.TTFTMs = s.split(ttft, "")
 	m.FirstAttemptMs = s.split(first, "")

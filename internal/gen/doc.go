@@ -280,6 +280,8 @@
 //   - hidden_work_ms: server time after the client abandoned attempts (sum
 //     over attempts of server end minus client end, where positive);
 //     hidden_output_tokens: tokens generated in that time.
+//   - client_error_status (absent for a good request): the status every
+//     attempt of a bad request gets.
 //   - retry_after_ignored (absent when 0): retries sent sooner after a
 //     response than its Retry-After said (naive clients, and
 //     Pathologies.IgnoreRetryAfter); retry_after_early_ms: how much sooner,

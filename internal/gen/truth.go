@@ -129,6 +129,9 @@ type Request struct {
 	// RetryAfterIgnored counts the retries sent sooner than the
 	// Retry-After of the response before them, RetryAfterEarlyMs by how
 	// much in all.
+	// ClientErrorStatus is the status every attempt of a bad request
+	// gets (400, 401, 404 ...); absent for a good one.
+	ClientErrorStatus int       `json:"client_error_status,omitempty"`
 	RetryAfterIgnored int       `json:"retry_after_ignored,omitempty"`
 	RetryAfterEarlyMs float64   `json:"retry_after_early_ms,omitempty"`
 	AttemptList       []Attempt `json:"attempt_list"`
@@ -190,7 +193,7 @@ func (r *simRequest) truth(out emitted, base int64) Request {
 		StartNs: base + start, EndNs: base + end, LatencyMs: nsToMs(end - start),
 		TFailedMs: nsToMs(failed), BackoffMs: nsToMs(backoff), OverheadMs: nsToMs(overhead), TFinalMs: nsToMs(final),
 		GapSplit: out.gapSplit, Triggers: []string{}, Arm: r.arm, Big: r.big,
-		RetryAfterIgnored: r.retryAfterIgnored, RetryAfterEarlyMs: nsToMs(r.retryAfterEarlyNs),
+		ClientErrorStatus: r.clientErrorStatus, RetryAfterIgnored: r.retryAfterIgnored, RetryAfterEarlyMs: nsToMs(r.retryAfterEarlyNs),
 	}
 	if r.primary.llm {
 		t.Model, t.FinalModel = r.model, r.modelOn(r.final.route)

@@ -267,9 +267,11 @@
 //     other attempts; backoff_ms the intentional waits before F started that
 //     no attempt covers; overhead_ms the rest (before the first attempt,
 //     between attempts, after F). gap_split: telemetry separates backoff
-//     from overhead, that is, every wait has a retry.backoff event (true
-//     for single-attempt requests); when false, only backoff_ms + overhead_ms
-//     is observable.
+//     from overhead, that is, every wait has a retry.backoff event, or every
+//     attempt but the first followed a 429 whose Retry-After the client
+//     waited exactly (true for single-attempt requests); when false, only
+//     backoff_ms + overhead_ms is observable. Clients that honour
+//     Retry-After wait exactly what it says.
 //   - triggers: one per failed attempt, in start order (every attempt but
 //     the final one, and the final one too when the outcome is error):
 //     timeout, connection, rate_limited, server_error, client_error,

@@ -378,8 +378,8 @@ func (s *simulation) scheduleRetry(r *simRequest, a *attempt, layer int, now int
 	s.push(t, evStartAttempt, r, nil)
 }
 
-// backoffMs is the policy's sleep before try n+1 of a layer, stretched to a
-// 429's Retry-After unless the client is naive.
+// backoffMs is the policy's sleep before try n+1 of a layer, or a 429's
+// Retry-After unless the client is naive.
 func (r *simRequest) backoffMs(layer int, a *attempt) float64 {
 	l := r.layers[layer]
 	n := r.tries[layer]
@@ -399,8 +399,10 @@ func (r *simRequest) backoffMs(layer int, a *attempt) float64 {
 			return float64(a.retryAfterS) * 1000
 		}
 	}
-	if a.fault == faultRateLimited && !r.naive && !r.ignoreRetryAfter {
-		d = max(d, float64(a.retryAfterS)*1000)
+	if a.fault == faultRateLimited && a.retryAfterS > 0 && !r.naive && !r.ignoreRetryAfter {
+		// Clients that honour Retry-After sleep what it says, whatever
+		// their own backoff (openai-python, go-retryablehttp).
+		d = float64(a.retryAfterS) * 1000
 	}
 	return d
 }

@@ -66,7 +66,7 @@ func noJitter(_ context.Context, _ *store.Store, _ model.Window, _ *segment.Meas
 		var values []string
 		ev := []Evidence{
 			{Name: "retries timed by the client", Value: float64(s.RetryGaps), Unit: "count"},
-			{Name: fmt.Sprintf("share of their gaps within ±%g%% of %d values", segment.GapTolerance*100, len(s.RetryGapValuesMs)),
+			{Name: fmt.Sprintf("share of their gaps within ±%g%% of the gap values", segment.GapTolerance*100),
 				Value: *s.RetryGapFixedShare, Unit: "share"},
 		}
 		for i, v := range s.RetryGapValuesMs {

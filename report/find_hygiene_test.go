@@ -261,9 +261,9 @@ func TestNoJitterTruth(t *testing.T) {
 			t.Errorf("%s: no finding for %d retries", seg, n)
 			continue
 		}
-		share := evidence(f, "share of their gaps within ±2% of 1 values")
+		share := evidence(f, "share of their gaps within ±2% of the gap values")
 		v := evidence(f, "gap value 1")
-		if f.Cost.Attempts != n || share != 1 || v < base || v > base+8 {
+		if f.Cost.Attempts != n || share != 1 || v < base || v > base+8 || !math.IsNaN(evidence(f, "gap value 2")) {
 			t.Errorf("%s: %d retries, share %v on value %v ms; truth %d retries, all waiting %v ms", seg, f.Cost.Attempts, share, v, n, base)
 		}
 	}

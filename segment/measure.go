@@ -48,6 +48,7 @@ type Measures struct {
 	ClientErrorRetries     int64   `json:"client_error_retries"`
 	ClientErrorRetryMs     float64 `json:"client_error_retry_ms"`
 	ClientErrorRetryTokens int64   `json:"client_error_retry_tokens"`
+	// Hygiene are the other retry-hygiene measures, their keys inline.
 	Hygiene
 	// FirstAttemptMs is the elapsed time of each request's first attempt.
 	FirstAttemptMs Split `json:"first_attempt_ms"`

@@ -2,7 +2,10 @@
 -- "Parquet schemas"). Times are kept as exact Unix nanoseconds and as UTC
 -- timestamps; durations are milliseconds (DOUBLE); ids are strings.
 -- Yields the documented columns plus "date", the UTC day of start_time,
--- which becomes the Hive partition.
+-- which becomes the Hive partition. The retry-hygiene columns
+-- (client_error_retries, retry_after_ignored, retry_after_early_ms) are
+-- each request's share of the report's measures of those names, defined
+-- as in segment_rows.sql.
 -- export_scope is the requests of the days being written (a temporary
 -- view package export defines), so a night's export reads that night.
 SELECT
@@ -14,6 +17,23 @@ SELECT
     attempts, layers, layer_counts, outcome, final_trigger, triggers,
     t_failed_ms, backoff_ms, overhead_ms, gap_ms, gap_split, t_final_ms, residual_ms,
     ttft_ms, input_tokens, output_tokens, duplicated_output_tokens, hidden_work_ms,
+    coalesce(h.client_error_retries, 0) AS client_error_retries,
+    coalesce(h.retry_after_ignored, 0) AS retry_after_ignored,
+    coalesce(h.retry_after_early_ms, 0) AS retry_after_early_ms,
     CAST(make_timestamp(start_ns // 1000) AS DATE) AS date
 FROM export_scope
+LEFT JOIN (
+    SELECT request_id,
+           count(*) FILTER (WHERE after_trigger = 'client_error') AS client_error_retries,
+           count(*) FILTER (WHERE gap_before_ms >= 0 AND gap_before_ms < after_retry_after_s * 1000) AS retry_after_ignored,
+           sum(after_retry_after_s * 1000 - gap_before_ms ORDER BY ordinal)
+               FILTER (WHERE gap_before_ms >= 0 AND gap_before_ms < after_retry_after_s * 1000) AS retry_after_early_ms
+    FROM (SELECT request_id, ordinal, gap_before_ms,
+                 lag(trigger) OVER w AS after_trigger,
+                 lag(retry_after_s) OVER w AS after_retry_after_s
+          FROM attempts
+          WHERE request_id IN (SELECT request_id FROM export_scope)
+          WINDOW w AS (PARTITION BY request_id ORDER BY ordinal))
+    GROUP BY request_id
+) h USING (request_id)
 ORDER BY start_ns, request_id;

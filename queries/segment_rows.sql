@@ -38,6 +38,16 @@
 --                       the time and tokens of those that failed
 --   alternate_route_retries, alternate_route_retry_ok, alternate_route_retry_ms
 --                       the same of retry attempts on another route
+--   retry_after_retries, retry_after_ignored, retry_after_early_ms
+--                       attempts made after a response that carried
+--                       Retry-After (not hedges sent before it came), those
+--                       of them made sooner than it said, and how much
+--                       sooner in all (ms)
+--   retry_after_ignored_ms  the elapsed time of those made sooner
+--   retry_gaps_ms       the gap before each retry the client timed itself
+--                       (after a response without Retry-After; hedges, which
+--                       overlap, left out), in ordinal order, or NULL
+--   retry_starts_ns     the start of every attempt but the first, or NULL
 --   l0_ms, provenance   the baseline's L0 and provenance, NULL without one
 --   dim_1 ...           the request's value of each dimension
 WITH ordered AS (
@@ -67,6 +77,22 @@ per_request AS (
            coalesce(sum(elapsed_ms + greatest(coalesce(gap_before_ms, 0), 0) ORDER BY ordinal) FILTER (WHERE alternate_route_retry), 0) AS alternate_route_retry_ms
     FROM ordered
     GROUP BY request_id
+),
+hygiene AS (
+    SELECT request_id,
+           count(*) FILTER (WHERE after_retry_after_s > 0 AND gap_before_ms >= 0) AS retry_after_retries,
+           count(*) FILTER (WHERE gap_before_ms >= 0 AND gap_before_ms < after_retry_after_s * 1000) AS retry_after_ignored,
+           coalesce(sum(after_retry_after_s * 1000 - gap_before_ms ORDER BY ordinal)
+                    FILTER (WHERE gap_before_ms >= 0 AND gap_before_ms < after_retry_after_s * 1000), 0) AS retry_after_early_ms,
+           coalesce(sum(elapsed_ms ORDER BY ordinal)
+                    FILTER (WHERE gap_before_ms >= 0 AND gap_before_ms < after_retry_after_s * 1000), 0) AS retry_after_ignored_ms,
+           list(gap_before_ms ORDER BY ordinal)
+               FILTER (WHERE gap_before_ms >= 0 AND coalesce(after_retry_after_s, 0) <= 0) AS retry_gaps_ms,
+           list(start_ns ORDER BY ordinal) FILTER (WHERE ordinal > 1) AS retry_starts_ns
+    FROM (SELECT request_id, ordinal, start_ns, elapsed_ms, gap_before_ms,
+                 lag(retry_after_s) OVER (PARTITION BY request_id ORDER BY ordinal) AS after_retry_after_s
+          FROM attempts)
+    GROUP BY request_id
 )
 SELECT r.start_ns,
        r.latency_ms,
@@ -87,10 +113,13 @@ SELECT r.start_ns,
        a.client_error_retry_tokens,
        a.same_route_retries, a.same_route_retry_ok, a.same_route_retry_ms, a.same_route_failed_ms, a.same_route_failed_tokens,
        a.alternate_route_retries, a.alternate_route_retry_ok, a.alternate_route_retry_ms,
+       h.retry_after_retries, h.retry_after_ignored, h.retry_after_early_ms, h.retry_after_ignored_ms,
+       h.retry_gaps_ms, h.retry_starts_ns,
        /*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance
        /*dims*/
 FROM requests r
 LEFT JOIN per_request a ON a.request_id = r.request_id
+LEFT JOIN hygiene h ON h.request_id = r.request_id
 /*joins*/
 WHERE r.start_ns >= $1 AND r.start_ns < $2
 /*where*/

@@ -2,6 +2,7 @@ package rebuild
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/retryscope/retryscope/model"
@@ -249,7 +250,8 @@ func finalAttempt(attempts []*span, triggers []string) int {
 
 // decompose splits the request's latency: time before the final attempt F
 // started that other attempts cover (t_failed), intentional waits recorded
-// as retry.backoff events that no attempt covers (backoff), the rest of the
+// as retry.backoff events (or, without any, told by captured Retry-After
+// headers) that no attempt covers (backoff), the rest of the
 // time outside F (overhead) and F itself (t_final). Overhead is measured,
 // not taken as the remainder, so the residual shows any inconsistency
 // (clock skew, an attempt outside its logical span).
@@ -267,6 +269,11 @@ func decompose(req *model.Request, g *group, final int) {
 			waits = append(waits, clip(w, start, f.start))
 		}
 	}
+	if len(waits) == 0 {
+		for _, w := range retryAfterWaits(g.attempts, f) {
+			waits = append(waits, clip(w, start, f.start))
+		}
+	}
 	failed := unionLength(busy)
 	covered := unionLength(append(busy, waits...))
 	before := max(0, f.start-start)
@@ -281,6 +288,28 @@ func decompose(req *model.Request, g *group, final int) {
 		req.BackoffMs, req.OverheadMs = &backoff, &overhead
 	}
 	req.ResidualMs = ms((end - start) - failed - gap - (f.end - f.start))
+}
+
+// retryAfterWaits are the waits captured Retry-After headers tell, when
+// they tell every one: each attempt up to the final one f followed a
+// response whose Retry-After it waited out, and waited Retry-After from
+// that response's end (SPEC §4). A retry sent sooner did not wait as told,
+// and then the telemetry does not say how long it waited: nil.
+func retryAfterWaits(attempts []*span, f *span) []interval {
+	sorted := slices.SortedFunc(slices.Values(attempts), func(a, b *span) int { return cmp.Compare(a.start, b.start) })
+	var out []interval
+	for i := 1; i < len(sorted) && sorted[i].start <= f.start; i++ {
+		prev, next := sorted[i-1], sorted[i]
+		if prev.retryAfterS == nil || *prev.retryAfterS <= 0 {
+			return nil
+		}
+		wait := int64(math.Round(*prev.retryAfterS * 1e9))
+		if next.start-prev.end < wait {
+			return nil
+		}
+		out = append(out, interval{prev.end, prev.end + wait})
+	}
+	return out
 }
 
 // backoffSources are the spans whose retry.backoff events belong to the

@@ -172,6 +172,10 @@ var csvJSON = map[string]string{
 	"stream_total_all_p50_ms": "stream_total_ms.all.p50", "second_attempt_p50_ms": "second_attempt_ms.p50",
 	"first_attempt_retried_p50_ms": "first_attempt_ms.retried.p50", "added_mean_ms": "added_latency.ms.mean",
 	"added_per_request_ms": "added_latency.per_request_ms", "tail_p99_ms": "tail_movement.p99.ms",
+	"client_error_retries": "client_error_retries", "client_error_retry_ms": "client_error_retry_ms",
+	"retry_after_ignored": "retry_after_ignored", "retry_after_early_ms": "retry_after_early_ms",
+	"retry_gaps": "retry_gaps", "retry_gap_fixed_share": "retry_gap_fixed_share",
+	"retry_peak_retries": "retry_peak.retries", "retry_peak_spread_ms": "retry_peak.spread_ms",
 }
 
 // workloadJSON pairs the workload table's rows with their JSON keys.

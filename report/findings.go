@@ -61,6 +61,7 @@ type detector func(ctx context.Context, st *store.Store, win model.Window, all *
 var detectors = []detector{
 	clientErrorRetries,
 	capAttempts, retryStorm, preferFallback,
+	ignoredRetryAfter, noJitter, retryLockstep,
 }
 
 // findings runs every detector over the window's requests segmented by
@@ -111,13 +112,20 @@ const minWasted = 5
 
 // clientErrorRetries finds retries after deterministic failures (400, 401,
 // 403, 404, 422 ...), which no retry fixes.
-func clientErrorRetries(_ context.Context, _ *store.Store, _ model.Window, _ *segment.Measures, segs []segment.Segment) ([]Finding, error) {
+func clientErrorRetries(ctx context.Context, st *store.Store, win model.Window, _ *segment.Measures, segs []segment.Segment) ([]Finding, error) {
 	var out []Finding
+	var byStatus map[string][]statusCount
 	for _, s := range segs {
 		if s.ClientErrorRetries < minWasted {
 			continue
 		}
-		out = append(out, Finding{
+		if byStatus == nil {
+			var err error
+			if byStatus, err = clientErrorStatuses(ctx, st, win); err != nil {
+				return nil, err
+			}
+		}
+		f := Finding{
 			Kind:    "retry_on_client_error",
 			Segment: s.By,
 			Problem: fmt.Sprintf("%d retries followed a client error (4xx such as 400, 404 or 422) that a retry does not fix",
@@ -128,7 +136,11 @@ func clientErrorRetries(_ context.Context, _ *store.Store, _ model.Window, _ *se
 			},
 			Cost:   Cost{Attempts: s.ClientErrorRetries, TimeMs: s.ClientErrorRetryMs, Tokens: s.ClientErrorRetryTokens},
 			Change: "stop retrying deterministic client errors (400, 401, 403, 404, 422) here; fix the request instead",
-		})
+		}
+		for _, c := range byStatus[segmentName(s.By)] {
+			f.Evidence = append(f.Evidence, Evidence{Name: "retries after " + c.status, Value: float64(c.retries), Unit: "count"})
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }

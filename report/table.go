@@ -364,6 +364,7 @@ func (rep *Report) segmentRow(t *Table, labels []string, rolledUp bool, cohorts 
 	r.add("alternate_route_retries", "alt", count(rr.AlternateRouteRetries))
 	r.add("alternate_route_retry_success_rate", "alt ok", maybe(Share, rr.AlternateRouteRetrySuccessRate))
 	r.add("alternate_route_retry_added_ms", "alt time", maybe(Ms, rr.AlternateRouteRetryAddedMs))
+	hygieneCells(&r, m)
 	var mv *segment.Movement = m.TailMovement.P99
 	if mv != nil {
 		r.add("tail_p99_ms", "Δp99", value(SignedMs, mv.Ms))
@@ -441,6 +442,7 @@ func (rep *Report) segmentGroups() []Group {
 			"same_route_retries", "same", "same_route_retry_success_rate", "same ok", "same_route_retry_added_ms", "same time",
 			"alternate_route_retries", "alt", "alternate_route_retry_success_rate", "alt ok", "alternate_route_retry_added_ms", "alt time"))
 	}
+	groups = append(groups, hygieneGroup(by))
 	if kind := rep.settings.baseline; kind != "" {
 		prov := "no provenance"
 		if a := w.AddedLatency; a != nil && len(a.Provenance) > 0 {

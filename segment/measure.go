@@ -51,6 +51,8 @@ type Measures struct {
 	// RouteRetries compares retries on the first attempt's route with
 	// retries on another route.
 	RouteRetries
+	// Hygiene are the other retry-hygiene measures, their keys inline.
+	Hygiene
 	// FirstAttemptMs is the elapsed time of each request's first attempt.
 	FirstAttemptMs Split `json:"first_attempt_ms"`
 	// SecondAttemptMs is the elapsed time of the second attempt, so only
@@ -119,6 +121,7 @@ type stats struct {
 // how the requests were stored.
 func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 	var m Measures
+	var hyg hygieneSums
 	var (
 		lat, ttft, first, gen, total split
 		second, added, ratio         []float64
@@ -141,6 +144,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		m.ClientErrorRetryMs += r.ceMs
 		m.ClientErrorRetryTokens += r.ceTokens
 		routes.add(&r.route)
+		hyg.add(r)
 		if !r.ok {
 			m.Failed++
 		}
@@ -185,6 +189,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		m.RetrySuccessRate = &v
 	}
 	m.RouteRetries = routes.measures()
+	m.Hygiene = hyg.measures()
 	m.LatencyMs = s.split(lat, label+"/latency")
 	m.TTFTMs = s.split(ttft, "")
 	m.FirstAttemptMs = s.split(first, "")

@@ -167,6 +167,7 @@ type reqRow struct {
 	ceTokens  int64
 	// route: retry attempts on the first attempt's route and on another.
 	route      routeRetries
+	hygiene    hygieneRow
 	attempts   int32
 	ok         bool
 	stream     bool
@@ -202,11 +203,13 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		ttft, first, second, gen, l0, dupMs, hidd sql.NullFloat64
 		dupIn, hiddTok, ceRetries, ceTokens       sql.NullInt64
 		ceMs                                      sql.NullFloat64
+		hyg                                       hygieneScan
 		prov                                      sql.NullString
 	)
 	dest := []any{&r.startNs, &r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &r.dup, &first, &second,
 		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &ceRetries, &ceMs, &ceTokens}
 	dest = append(dest, r.route.dest()...)
+	dest = append(dest, hyg.dest()...)
 	dest = append(dest, &l0, &prov)
 	for i := range dims {
 		dest = append(dest, &dims[i])
@@ -218,6 +221,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		r.ttft, r.first, r.second, r.generation, r.l0 = orNaN(ttft), orNaN(first), orNaN(second), orNaN(gen), orNaN(l0)
 		r.dupInput, r.dupMs, r.hiddenMs, r.hiddenTokens = dupIn.Int64, dupMs.Float64, hidd.Float64, hiddTok.Int64
 		r.ceRetries, r.ceMs, r.ceTokens = ceRetries.Int64, ceMs.Float64, ceTokens.Int64
+		r.hygiene = hyg.row()
 		r.provenance = prov.String
 		key := strings.Join(dims, "\x00")
 		c := byKey[key]

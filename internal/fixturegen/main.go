@@ -40,6 +40,9 @@ func build(out string) error {
 		func() error { return buildGrpcJava(out) },
 		func() error { return buildNodeStall(out, "openai-node-undici-stream-stall", 13, t0+ms(3_600_000)) },
 		func() error { return buildRetryableHTTP(filepath.Join(out, "go-retryablehttp-otelhttp"), t0) },
+		func() error {
+			return buildNodeRetryAfter(out, "anthropic-node-undici-retry-after", 14, t0+ms(7_200_000))
+		},
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {

@@ -255,6 +255,9 @@ type Config struct {
 	// per bucket of this width, the offered load λ·S with and without
 	// retries.
 	FlightBucket time.Duration
+	// Pathologies plant retry-hygiene problems (retries of 4xx, Retry-After
+	// ignored, retries in lockstep after an outage); the truth counts them.
+	Pathologies Pathologies
 }
 
 // Policy-experiment arms, the values of ArmAttribute.

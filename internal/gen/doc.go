@@ -267,9 +267,11 @@
 //     other attempts; backoff_ms the intentional waits before F started that
 //     no attempt covers; overhead_ms the rest (before the first attempt,
 //     between attempts, after F). gap_split: telemetry separates backoff
-//     from overhead, that is, every wait has a retry.backoff event (true
-//     for single-attempt requests); when false, only backoff_ms + overhead_ms
-//     is observable.
+//     from overhead, that is, every wait has a retry.backoff event, or every
+//     attempt but the first followed a 429 whose Retry-After the client
+//     waited exactly (true for single-attempt requests); when false, only
+//     backoff_ms + overhead_ms is observable. Clients that honour
+//     Retry-After wait exactly what it says.
 //   - triggers: one per failed attempt, in start order (every attempt but
 //     the final one, and the final one too when the outcome is error):
 //     timeout, connection, rate_limited, server_error, client_error,
@@ -280,6 +282,12 @@
 //   - hidden_work_ms: server time after the client abandoned attempts (sum
 //     over attempts of server end minus client end, where positive);
 //     hidden_output_tokens: tokens generated in that time.
+//   - client_error_status (absent for a good request): the status every
+//     attempt of a bad request gets.
+//   - retry_after_ignored (absent when 0): retries sent sooner after a
+//     response than its Retry-After said (naive clients, and
+//     Pathologies.IgnoreRetryAfter); retry_after_early_ms: how much sooner,
+//     summed over them.
 //   - attempt_list: per attempt, span key, try (per layer, from 1), start_ns,
 //     end_ns, route, trigger ("" for the answer used), retry_after_s,
 //     output_tokens, server_end_ns (absent when no SERVER span).
@@ -315,7 +323,18 @@
 //     offered_load_first_attempts (those over the bucket's width: λ·S with
 //     and without retries) and peak_attempts_in_flight. It changes nothing
 //     else.
+//   - Config.Pathologies (params "pathologies"): retry-hygiene problems
+//     planted on purpose. retry-4xx=SERVICE: that service's client retries
+//     client errors like transient faults, and 15% of its requests are bad
+//     (404, 400 or 422). ignore-retry-after=SERVICE: that service's client
+//     retries a 429 when its policy says, not when Retry-After says.
+//     lockstep=ROUTE: one outage of 0.8 times the route's client timeout,
+//     starting at 40% of the run, during which the server holds every
+//     attempt and answers all of them with 503 (no Retry-After) when it
+//     ends; with a fixed backoff their retries then leave together. The
+//     outage is listed in "incidents" with kind "outage", fault_scale 0 and
+//     shed, the attempts it held.
 //
-// The arm and big draws come from a random stream of their own, so turning
+// The arm, big and pathology draws come from a random stream of their own, so turning
 // the features on changes nothing else a request draws before its attempts.
 package gen

@@ -314,22 +314,39 @@ func (r *simRequest) modelOn(rt *route) string {
 
 // emitBackoff puts a retry.backoff event at the start of each wait, on the
 // span target returns, for about half of the requests. It reports whether
-// telemetry splits every gap into backoff and overhead.
+// telemetry splits every gap into backoff and overhead: by those events,
+// or by the Retry-After of every response before a retry.
 func (r *simRequest) emitBackoff(target func(w wait) *span) bool {
 	if len(r.attempts) == 1 {
 		return true
 	}
 	if !r.backoffEvents || len(r.waits) == 0 {
-		return false
+		return r.retryAfterSplit()
 	}
 	targets := make([]*span, len(r.waits))
 	for i, w := range r.waits {
 		if targets[i] = target(w); targets[i] == nil {
-			return false
+			return r.retryAfterSplit()
 		}
 	}
 	for i, w := range r.waits {
 		targets[i].event("retry.backoff", w.start, attr{"retry.backoff_ms", float64(w.end-w.start) / 1e6})
+	}
+	return true
+}
+
+// retryAfterSplit reports whether captured Retry-After headers split every
+// gap: each attempt but the first followed a response with Retry-After,
+// and the wait before it was exactly that long.
+func (r *simRequest) retryAfterSplit() bool {
+	if len(r.waits) != len(r.attempts)-1 {
+		return false
+	}
+	for i, w := range r.waits {
+		a := w.after
+		if a != r.attempts[i] || a.retryAfterS == 0 || w.end-w.start != ns(float64(a.retryAfterS)*1000) {
+			return false
+		}
 	}
 	return true
 }

@@ -37,6 +37,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 		BigInputFactor, BigOutputFactor, BigFaultScale))
 	fs.IntVar(&c.SplitWorkers, "split-workers", 0, "split shape: that many concurrent go-retryablehttp workers on three targets, each attempt a trace of its own (0: one sequential worker per shard)")
 	fs.DurationVar(&c.FlightBucket, "flight-bucket", 0, "record in the truth the attempts in flight: the peak, and offered load per bucket of this width, e.g. 1s (0: none)")
+	pathologies := fs.String("pathology", c.Pathologies.String(), `retry-hygiene problems to plant: retry-4xx=SERVICE (its client retries 4xx; `+
+		fmt.Sprint(Retry4xxShare*100)+`% of its requests are bad), ignore-retry-after=SERVICE, lockstep=ROUTE (an outage that fails every attempt at once); "none" for none`)
 	fs.IntVar(&c.BatchSpans, "batch-spans", c.BatchSpans, "spans per exported batch (one JSON line or proto message)")
 
 	return func() error {
@@ -52,6 +54,9 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 		}
 		if c.Policy.Kind, err = ParsePolicyKind(*policy); err != nil {
 			return fmt.Errorf("--policy: %v", err)
+		}
+		if c.Pathologies, err = ParsePathologies(*pathologies); err != nil {
+			return fmt.Errorf("--pathology: %v", err)
 		}
 		if *naive {
 			c.Policy.NaiveShare = 1

@@ -331,6 +331,13 @@ func TestDecomposition(t *testing.T) {
 			continue
 		}
 		split++
+		if ra := retryAfterMs(r); ra > 0 && backoffEventsMs(d, r) == 0 {
+			// Split by the Retry-After headers alone: the waits are theirs.
+			if math.Abs(ra-r.BackoffMs) > 1e-3 {
+				t.Errorf("%s: Retry-After waits sum to %.6f ms, truth %.6f ms", r.Key, ra, r.BackoffMs)
+			}
+			continue
+		}
 		if got := backoffEventsMs(d, r); math.Abs(got-r.BackoffMs) > 1e-3 {
 			t.Errorf("%s: retry.backoff events sum to %.6f ms, truth %.6f ms", r.Key, got, r.BackoffMs)
 		}
@@ -338,6 +345,19 @@ func TestDecomposition(t *testing.T) {
 	if split == 0 {
 		t.Error("no retried request has backoff events")
 	}
+}
+
+// retryAfterMs sums the Retry-After of every attempt but the last, or is
+// 0 unless each of them carried one.
+func retryAfterMs(r Request) float64 {
+	var sum float64
+	for _, a := range r.AttemptList[:len(r.AttemptList)-1] {
+		if a.RetryAfterS == 0 {
+			return 0
+		}
+		sum += float64(a.RetryAfterS) * 1000
+	}
+	return sum
 }
 
 // backoffEventsMs sums retry.backoff_ms over the request's spans: the

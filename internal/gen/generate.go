@@ -33,6 +33,9 @@ func Generate(cfg Config) (*Result, error) {
 	}
 	horizon := ns(float64(cfg.Requests) / cfg.Rate * 1000 * 1.5)
 	planIncidents(routes, horizon, rand.New(rand.NewPCG(uint64(cfg.Seed), 0x2545f4914f6cdd1d)))
+	if err := planOutage(routes, cfg.Pathologies.Lockstep, horizon); err != nil {
+		return nil, err
+	}
 	arrivals := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5851f42d4c957f2d))
 	requests := make([]*simRequest, cfg.Requests)
 	var t int64
@@ -73,7 +76,7 @@ func Generate(cfg Config) (*Result, error) {
 		truth.Requests = append(truth.Requests, t)
 	}
 	truth.Workload = workloadOf(truth.Requests)
-	truth.Incidents = incidentsOf(routes, base, cfg.Faults)
+	truth.Incidents = append(incidentsOf(routes, base, cfg.Faults), outagesOf(routes, base)...)
 	if sim.flight != nil {
 		truth.Flight = sim.flight.flight()
 	}

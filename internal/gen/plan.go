@@ -67,6 +67,7 @@ func (p *planner) plan(idx int, arrival int64) *simRequest {
 	if p.cfg.Services > 0 {
 		r.service = fmt.Sprintf("svc-%02d", 1+rng.IntN(p.cfg.Services))
 	}
+	p.planPathologies(r)
 	r.stream = r.genAI && rng.Float64() < p.cfg.StreamShare
 	if r.shape == ShapeAppLoop {
 		r.stream = true // a chat UI's answers stream
@@ -167,7 +168,7 @@ func (p *planner) planShape(r *simRequest) {
 func (p *planner) layers(r *simRequest) []layerSpec {
 	pol := p.cfg.Policy
 	transient := map[faultKind]bool{faultRateLimited: true, faultServerError: true, faultReset: true, faultTimeout: true}
-	if r.naive {
+	if r.naive || r.retry4xx {
 		transient[faultClientError] = true
 	}
 	call := layerSpec{maxTries: pol.MaxAttempts, kind: pol.Kind, baseMs: msOf(pol.Base), capMs: msOf(pol.Cap), retryOn: transient}

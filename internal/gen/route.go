@@ -29,6 +29,7 @@ type route struct {
 	incidentMs    float64
 	incidentScale float64
 	incidents     []interval
+	outage        *outage // Pathologies.Lockstep
 
 	busyUntil endTimes // server ends of the attempts it has accepted
 }

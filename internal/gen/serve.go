@@ -56,6 +56,7 @@ func (s *simulation) serve(r *simRequest, a *attempt) {
 		stallMs := rt.timeoutMs * (1.2 + 1.8*rng.Float64())
 		a.serverEnd = a.serverStart + ns(stallMs+firstByteMs+genMs)
 	}
+	rt.holdInOutage(a) // a held attempt has failed, so it cannot stall
 	if p := s.stallChance(r, rt, a.start); a.fault == faultNone && p > 0 && r.rng.Float64() < p {
 		s.stall(r, a, firstByteMs, genMs)
 	}

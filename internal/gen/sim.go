@@ -105,6 +105,15 @@ type simRequest struct {
 	target      endpoint
 	thinkMeanMs float64
 
+	// Pathologies: the client retries client errors (retry4xx) or
+	// ignores Retry-After. retryAfterIgnored counts the retries sent
+	// before the Retry-After of the response before them;
+	// retryAfterEarlyNs sums how much before.
+	retry4xx          bool
+	ignoreRetryAfter  bool
+	retryAfterIgnored int
+	retryAfterEarlyNs int64
+
 	tries      []int
 	sleeps     []float64 // previous backoff per layer (decorrelated jitter)
 	onFallback bool
@@ -380,11 +389,15 @@ func (s *simulation) scheduleRetry(r *simRequest, a *attempt, layer int, now int
 		r.calls = append(r.calls, interval{start: t})
 		t += r.uniformMs(0.2, 2)
 	}
+	if wait := ns(float64(a.retryAfterS) * 1000); wait > 0 && t-now < wait {
+		r.retryAfterIgnored++
+		r.retryAfterEarlyNs += wait - (t - now)
+	}
 	s.push(t, evStartAttempt, r, nil)
 }
 
-// backoffMs is the policy's sleep before try n+1 of a layer, stretched to a
-// 429's Retry-After unless the client is naive.
+// backoffMs is the policy's sleep before try n+1 of a layer, or a 429's
+// Retry-After unless the client is naive.
 func (r *simRequest) backoffMs(layer int, a *attempt) float64 {
 	l := r.layers[layer]
 	n := r.tries[layer]
@@ -404,8 +417,10 @@ func (r *simRequest) backoffMs(layer int, a *attempt) float64 {
 			return float64(a.retryAfterS) * 1000
 		}
 	}
-	if a.fault == faultRateLimited && !r.naive {
-		d = max(d, float64(a.retryAfterS)*1000)
+	if a.fault == faultRateLimited && a.retryAfterS > 0 && !r.naive && !r.ignoreRetryAfter {
+		// Clients that honour Retry-After sleep what it says, whatever
+		// their own backoff (openai-python, go-retryablehttp).
+		d = float64(a.retryAfterS) * 1000
 	}
 	return d
 }

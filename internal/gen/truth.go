@@ -32,6 +32,11 @@ type Incident struct {
 	StartNs int64   `json:"start_ns"`
 	EndNs   int64   `json:"end_ns"`
 	Scale   float64 `json:"fault_scale"`
+	// Kind is "outage" for a Pathologies.Lockstep outage, which fails
+	// every attempt that reaches the route during it (Scale 0), and Shed
+	// counts those attempts; empty for an incident.
+	Kind string `json:"kind,omitempty"`
+	Shed int    `json:"shed,omitempty"`
 }
 
 // incidentsOf lists the incident windows; with no faults there are none,
@@ -72,6 +77,7 @@ type Params struct {
 	Counterfactual bool    `json:"counterfactual,omitempty"`
 	BigInputs      float64 `json:"big_inputs,omitempty"`
 	SplitWorkers   int     `json:"split_workers,omitempty"`
+	Pathologies    string  `json:"pathologies,omitempty"`
 }
 
 // Workload holds the whole-run figures, derived from Requests.
@@ -123,7 +129,15 @@ type Request struct {
 	OutputTokens           int       `json:"output_tokens"`
 	HiddenWorkMs           float64   `json:"hidden_work_ms"`
 	HiddenOutputTokens     int       `json:"hidden_output_tokens"`
-	AttemptList            []Attempt `json:"attempt_list"`
+	// RetryAfterIgnored counts the retries sent sooner than the
+	// Retry-After of the response before them, RetryAfterEarlyMs by how
+	// much in all.
+	// ClientErrorStatus is the status every attempt of a bad request
+	// gets (400, 401, 404 ...); absent for a good one.
+	ClientErrorStatus int       `json:"client_error_status,omitempty"`
+	RetryAfterIgnored int       `json:"retry_after_ignored,omitempty"`
+	RetryAfterEarlyMs float64   `json:"retry_after_early_ms,omitempty"`
+	AttemptList       []Attempt `json:"attempt_list"`
 }
 
 // Attempt is the truth about one physical attempt.
@@ -152,11 +166,15 @@ func paramsOf(cfg Config) Params {
 		shapes[i] = string(s)
 	}
 	p := cfg.Policy
-	return Params{Requests: cfg.Requests, Start: cfg.Start.UTC().Format(time.RFC3339Nano), Rate: cfg.Rate, Services: cfg.Services,
+	params := Params{Requests: cfg.Requests, Start: cfg.Start.UTC().Format(time.RFC3339Nano), Rate: cfg.Rate, Services: cfg.Services,
 		Shapes: shapes, Faults: cfg.Faults.String(), Policy: string(p.Kind), MaxAttempts: p.MaxAttempts, AppTries: p.AppTries,
 		BaseMs: msOf(p.Base), CapMs: msOf(p.Cap), NaiveShare: p.NaiveShare, Budget: p.Budget, HedgeDelayMs: msOf(p.HedgeDelay),
 		Nested: cfg.Nested, StreamShare: cfg.StreamShare,
 		Experiment: cfg.Experiment, Counterfactual: cfg.Counterfactual, BigInputs: cfg.BigInputs, SplitWorkers: cfg.SplitWorkers}
+	if pa := cfg.Pathologies.String(); pa != "none" {
+		params.Pathologies = pa
+	}
+	return params
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -178,6 +196,7 @@ func (r *simRequest) truth(out emitted, base int64) Request {
 		StartNs: base + start, EndNs: base + end, LatencyMs: nsToMs(end - start),
 		TFailedMs: nsToMs(failed), BackoffMs: nsToMs(backoff), OverheadMs: nsToMs(overhead), TFinalMs: nsToMs(final),
 		GapSplit: out.gapSplit, Triggers: []string{}, Arm: r.arm, Big: r.big,
+		ClientErrorStatus: r.clientErrorStatus, RetryAfterIgnored: r.retryAfterIgnored, RetryAfterEarlyMs: nsToMs(r.retryAfterEarlyNs),
 	}
 	if r.primary.llm {
 		t.Model, t.FinalModel = r.model, r.modelOn(r.final.route)

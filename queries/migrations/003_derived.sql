@@ -40,7 +40,9 @@
 --   outcome, final_trigger (when it failed), triggers (one per failed
 --                   attempt, in start order)
 --   t_failed_ms     time before the final attempt covered by other attempts
---   backoff_ms      intentional waits (retry.backoff events) no attempt covers
+--   backoff_ms      intentional waits no attempt covers: retry.backoff events,
+--                   or, without any, the captured Retry-After of every
+--                   response before a retry, when each retry waited it out
 --   overhead_ms     the rest of the time outside the final attempt
 --   gap_ms          backoff_ms + overhead_ms (always known)
 --   gap_split       telemetry separates backoff from overhead; when false,

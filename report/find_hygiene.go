@@ -1,0 +1,180 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/queries"
+	"github.com/retryscope/retryscope/segment"
+)
+
+// Thresholds of the retry-hygiene findings. A finding needs enough
+// retries to be a policy rather than an accident.
+const (
+	// minGaps is the fewest self-timed retry gaps no_jitter looks at, and
+	// fixedShare the share of them on at most three values that makes
+	// the backoff fixed.
+	minGaps    = 10
+	fixedShare = 0.8
+	// minWave is the fewest retries in 100 ms that retry_lockstep calls a
+	// wave, and waveFactor how far above the segment's mean rate per
+	// 100 ms they must be.
+	minWave    = 10
+	waveFactor = 10
+)
+
+// ignoredRetryAfter finds retries sent sooner than the Retry-After of the
+// response before them (429s, some 503s): the server said when it would
+// take the request again, and the client came back earlier.
+func ignoredRetryAfter(_ context.Context, _ *store.Store, _ model.Window, _ *segment.Measures, segs []segment.Segment) ([]Finding, error) {
+	var out []Finding
+	for _, s := range segs {
+		n := s.RetryAfterIgnored
+		if n < minWasted {
+			continue
+		}
+		out = append(out, Finding{
+			Kind:    "ignores_retry_after",
+			Segment: s.By,
+			Problem: fmt.Sprintf("%d retries came back sooner than the Retry-After the server had sent", n),
+			Evidence: []Evidence{
+				{Name: "retries before Retry-After", Value: float64(n), Unit: "count"},
+				{Name: "share of retries after a Retry-After", Value: float64(n) / float64(s.RetryAfterRetries), Unit: "share"},
+				{Name: "time early in all", Value: s.RetryAfterEarlyMs, Unit: "ms"},
+				{Name: "time early per retry", Value: s.RetryAfterEarlyMs / float64(n), Unit: "ms"},
+			},
+			Cost:   Cost{Attempts: n, TimeMs: s.RetryAfterIgnoredMs},
+			Change: "honour Retry-After on " + segmentName(s.By) + ": wait at least what it says before the next attempt",
+		})
+	}
+	return out, nil
+}
+
+// noJitter finds retry waits piled on a few exact values: a fixed or
+// unjittered backoff, which sends every client that failed together back
+// together.
+func noJitter(_ context.Context, _ *store.Store, _ model.Window, _ *segment.Measures, segs []segment.Segment) ([]Finding, error) {
+	var out []Finding
+	for _, s := range segs {
+		if s.RetryGaps < minGaps || s.RetryGapFixedShare == nil || *s.RetryGapFixedShare < fixedShare {
+			continue
+		}
+		var values []string
+		ev := []Evidence{
+			{Name: "retries timed by the client", Value: float64(s.RetryGaps), Unit: "count"},
+			{Name: fmt.Sprintf("share of their gaps within ±%g%% of the gap values", segment.GapTolerance*100),
+				Value: *s.RetryGapFixedShare, Unit: "share"},
+		}
+		for i, v := range s.RetryGapValuesMs {
+			ev = append(ev, Evidence{Name: fmt.Sprintf("gap value %d", i+1), Value: v, Unit: "ms"})
+			values = append(values, value(Ms, v).String())
+		}
+		out = append(out, Finding{
+			Kind:    "no_jitter",
+			Segment: s.By,
+			Problem: fmt.Sprintf("%.0f%% of %d retries waited one of %s: the backoff has no jitter",
+				*s.RetryGapFixedShare*100, s.RetryGaps, strings.Join(values, ", ")),
+			Evidence: ev,
+			Cost:     Cost{Attempts: s.RetryGaps},
+			Change:   "add full jitter on " + segmentName(s.By) + ": sleep a random time between 0 and the backoff",
+		})
+	}
+	return out, nil
+}
+
+// retryLockstep finds a wave of retries: many requests' retries starting
+// in the same 100 ms, far above the segment's usual rate, as after an
+// outage that failed them all at once under a backoff without jitter.
+func retryLockstep(_ context.Context, _ *store.Store, _ model.Window, _ *segment.Measures, segs []segment.Segment) ([]Finding, error) {
+	var out []Finding
+	for _, s := range segs {
+		p := s.RetryPeak
+		if p == nil || p.Retries < minWave || float64(p.Retries) < waveFactor*p.MeanPer100ms {
+			continue
+		}
+		at := time.Unix(0, p.StartNs).UTC()
+		out = append(out, Finding{
+			Kind:    "retry_lockstep",
+			Segment: s.By,
+			Problem: fmt.Sprintf("%d retries started within %s of each other at %s (%.0f per second, against %.2f per 100 ms on average)",
+				p.Retries, value(Ms, p.SpreadMs), at.Format(time.RFC3339Nano), p.PerSecond, p.MeanPer100ms),
+			Evidence: []Evidence{
+				{Name: "retries in the wave", Value: float64(p.Retries), Unit: "count"},
+				{Name: "wave start (Unix ms)", Value: float64(p.StartNs) / 1e6, Unit: "ms"},
+				{Name: "spread", Value: p.SpreadMs, Unit: "ms"},
+				{Name: "peak retries per second", Value: p.PerSecond, Unit: "count"},
+				{Name: "mean retries per 100 ms", Value: p.MeanPer100ms, Unit: "count"},
+			},
+			Cost:   Cost{Attempts: p.Retries},
+			Change: "add full jitter on " + segmentName(s.By) + " so that retries after an outage spread out instead of arriving as one wave",
+		})
+	}
+	return out, nil
+}
+
+// statusCount is how many retries followed a client error of one status.
+type statusCount struct {
+	status  string
+	retries int64
+}
+
+// clientErrorStatuses counts, per findings segment, the retries made right
+// after a client error by that error's HTTP status.
+func clientErrorStatuses(ctx context.Context, st *store.Store, win model.Window) (map[string][]statusCount, error) {
+	lo, hi := win.Bounds()
+	rows, err := st.Conn.QueryContext(ctx, queries.Get("find_client_error_statuses"), lo, hi, segment.Unset)
+	if err != nil {
+		return nil, fmt.Errorf("client error statuses: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]statusCount{}
+	for rows.Next() {
+		var service, operation, route, status string
+		var n int64
+		if err := rows.Scan(&service, &operation, &route, &status, &n); err != nil {
+			return nil, fmt.Errorf("client error statuses: %w", err)
+		}
+		key := segmentName(map[string]string{string(segment.KindService): service,
+			string(segment.KindOperation): operation, string(segment.KindRoute): route})
+		out[key] = append(out[key], statusCount{status, n})
+	}
+	return out, rows.Err()
+}
+
+// hygieneCells adds the retry-hygiene measures to a segment table row.
+func hygieneCells(r *row, m *segment.Measures) {
+	r.add("client_error_retries", "4xx retries", count(m.ClientErrorRetries))
+	r.add("client_error_retry_ms", "4xx retry time", value(Ms, m.ClientErrorRetryMs))
+	r.add("client_error_retry_tokens", "4xx retry tok", count(m.ClientErrorRetryTokens))
+	r.add("retry_after_retries", "after RA", count(m.RetryAfterRetries))
+	r.add("retry_after_ignored", "RA ignored", count(m.RetryAfterIgnored))
+	r.add("retry_after_early_ms", "early", value(Ms, m.RetryAfterEarlyMs))
+	r.add("retry_after_ignored_ms", "early retry time", value(Ms, m.RetryAfterIgnoredMs))
+	r.add("retry_gaps", "own gaps", count(m.RetryGaps))
+	r.add("retry_gap_fixed_share", "fixed", maybe(Share, m.RetryGapFixedShare))
+	p := m.RetryPeak
+	if p == nil {
+		r.add("retry_peak_retries", "peak 100ms", Cell{Unit: Count, Missing: true})
+		r.add("retry_peak_spread_ms", "spread", Cell{Unit: Ms, Missing: true})
+		r.add("retry_peak_mean_per_100ms", "mean 100ms", Cell{Unit: Number, Missing: true})
+		return
+	}
+	r.add("retry_peak_retries", "peak 100ms", count(p.Retries))
+	r.add("retry_peak_spread_ms", "spread", value(Ms, p.SpreadMs))
+	r.add("retry_peak_mean_per_100ms", "mean 100ms", value(Number, p.MeanPer100ms))
+}
+
+// hygieneGroup is the narrower table of the retry-hygiene columns.
+func hygieneGroup(by string) Group {
+	g := Group{Title: "Segments by " + by + ": retry hygiene"}
+	for _, kh := range [][2]string{{"client_error_retries", "4xx retr"}, {"retry_after_retries", "after RA"},
+		{"retry_after_ignored", "RA ign"}, {"retry_after_early_ms", "early"}, {"retry_gaps", "gaps"},
+		{"retry_gap_fixed_share", "fixed"}, {"retry_peak_retries", "peak"}, {"retry_peak_spread_ms", "spread"}} {
+		g.Keys, g.Heads = append(g.Keys, kh[0]), append(g.Heads, kh[1])
+	}
+	return g
+}

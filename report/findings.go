@@ -135,7 +135,7 @@ func clientErrorRetries(ctx context.Context, st *store.Store, win model.Window, 
 				{Name: "share of the segment's attempts", Value: float64(s.ClientErrorRetries) / float64(s.Attempts), Unit: "share"},
 			},
 			Cost:   Cost{Attempts: s.ClientErrorRetries, TimeMs: s.ClientErrorRetryMs, Tokens: s.ClientErrorRetryTokens},
-			Change: "stop retrying deterministic client errors (400, 401, 403, 404, 422) here; fix the request instead",
+			Change: "stop retrying deterministic client errors (400, 401, 403, 404, 422) on " + segmentName(s.By) + "; fix the request instead",
 		}
 		for _, c := range byStatus[segmentName(s.By)] {
 			f.Evidence = append(f.Evidence, Evidence{Name: "retries after " + c.status, Value: float64(c.retries), Unit: "count"})

@@ -1,0 +1,28 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/testkit/workload"
+)
+
+// TestHealthyWorkloadHasNoFindings: clients that retry well (full jitter,
+// Retry-After honoured, no retries of client errors, attempts capped at
+// three) against servers that rarely fail give no finding at all, of any
+// kind, while the workload still retries.
+func TestHealthyWorkloadHasNoFindings(t *testing.T) {
+	cfg := gen.DefaultConfig()
+	cfg.Seed, cfg.Requests, cfg.Rate = 4, 3000, 20
+	cfg.Faults = gen.FaultMix{RateLimited: 0.005, ServerError: 0.005, Reset: 0.002, Timeout: 0.002}
+	cfg.Shapes = append(gen.AllShapes(), gen.ShapeAppLoop)
+	cfg.Policy.NaiveShare = 0
+	st, _ := workload.Rebuilt(t, cfg)
+	rep := buildReport(t, st)
+	for _, f := range rep.Findings {
+		t.Errorf("%s on %s: %s", f.Kind, segmentName(f.Segment), f.Problem)
+	}
+	if rep.Workload.Retried < 50 || len(detectors) < 7 {
+		t.Errorf("%d retried requests and %d kinds of finding: the test needs retries to judge and every detector", rep.Workload.Retried, len(detectors))
+	}
+}

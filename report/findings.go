@@ -106,6 +106,19 @@ func segmentName(seg map[string]string) string {
 	return strings.Join(parts, ", ")
 }
 
+// segmentValues is a finding's segment as its values in FindingDims
+// order, "v1 / v2 / v3"; "(all)" for every request.
+func segmentValues(seg map[string]string) string {
+	if len(seg) == 0 {
+		return "(all)"
+	}
+	var vals []string
+	for _, k := range FindingDims {
+		vals = append(vals, seg[string(k)])
+	}
+	return strings.Join(vals, " / ")
+}
+
 // minWasted is the fewest retries a finding about wasted retries needs:
 // fewer are noise, not a policy.
 const minWasted = 5
@@ -149,9 +162,9 @@ func clientErrorRetries(ctx context.Context, st *store.Store, win model.Window, 
 // evidence and change follow as notes.
 func (rep *Report) findingsTable() Table {
 	t := Table{Title: "Findings, most costly first", Labels: 3, Columns: []Column{{"rank", "#"}, {"kind", "finding"},
-		{"segment", "where"}, {"cost_attempts", "attempts"}, {"cost_time_ms", "time"}, {"cost_tokens", "tokens"}}}
+		{"segment", "service / operation / route"}, {"cost_attempts", "attempts"}, {"cost_time_ms", "time"}, {"cost_tokens", "tokens"}}}
 	for i, f := range rep.Findings {
-		t.Rows = append(t.Rows, []Cell{text(fmt.Sprint(i + 1)), text(f.Kind), text(segmentName(f.Segment)),
+		t.Rows = append(t.Rows, []Cell{text(fmt.Sprint(i + 1)), text(f.Kind), text(segmentValues(f.Segment)),
 			count(f.Cost.Attempts), value(Ms, f.Cost.TimeMs), count(f.Cost.Tokens)})
 		var ev []string
 		for _, e := range f.Evidence {

@@ -52,6 +52,10 @@
 --                   attempt but the final one), hidden_work_ms,
 --                   hidden_output_tokens
 --   attached_to     orphans: the trace root span they were attached to
+--   outcome_detail  what ended the request, beside outcome (ok/error), where
+--                   the spans let it be inferred, else NULL: unfinished,
+--                   cancelled, deadline, token_cap, no_capacity, attempt_cap
+--                   (queries/rebuild_outcomes.sql sets it after the rebuild)
 CREATE OR REPLACE TABLE attempts (
     request_id     VARCHAR NOT NULL,
     trace_id       VARCHAR NOT NULL,
@@ -119,7 +123,8 @@ CREATE OR REPLACE TABLE requests (
     duplicated_output_tokens BIGINT NOT NULL,
     hidden_work_ms DOUBLE NOT NULL,
     hidden_output_tokens BIGINT NOT NULL DEFAULT 0,
-    attached_to    VARCHAR
+    attached_to    VARCHAR,
+    outcome_detail VARCHAR
 );
 
 -- join_alternatives: for attempts joined across traces by inference (linkage

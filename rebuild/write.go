@@ -75,7 +75,7 @@ func (w *writer) write(r *model.Request, attempts []*model.Attempt) error {
 		r.StartNS, r.EndNS, r.LatencyMs, int32(r.Attempts), r.Layers, layerCounts,
 		r.Outcome, finalTrigger, r.Triggers, r.TFailedMs, nullFloat(r.BackoffMs), nullFloat(r.OverheadMs),
 		r.GapMs, r.GapSplit, r.TFinalMs, r.ResidualMs, nullFloat(r.TTFTMs), nullFloat(r.GenerationMs),
-		r.InputTokens, r.OutputTokens, r.DuplicatedOutputTokens, r.HiddenWorkMs, r.HiddenOutputTokens, nullString(r.AttachedTo))
+		r.InputTokens, r.OutputTokens, r.DuplicatedOutputTokens, r.HiddenWorkMs, r.HiddenOutputTokens, nullString(r.AttachedTo), nil)
 	if err != nil {
 		return fmt.Errorf("write request %s: %w", r.ID, err)
 	}

@@ -36,6 +36,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 	fs.Float64Var(&c.BigInputs, "big-inputs", 0, fmt.Sprintf("share of requests with %dx the prompt and %dx the output tokens that fail %dx as often (0: none)",
 		BigInputFactor, BigOutputFactor, BigFaultScale))
 	fs.IntVar(&c.SplitWorkers, "split-workers", 0, "split shape: that many concurrent go-retryablehttp workers on three targets, each attempt a trace of its own (0: one sequential worker per shard)")
+	fs.DurationVar(&c.Deadline, "deadline", 0, "explicit shape: an overall deadline per request, stated as "+DeadlineAttribute+" (0: none)")
+	fs.Float64Var(&c.AbandonStreams, "abandon-streams", 0, "share of streamed requests whose client stops reading part-way and cancels (0: none)")
 	fs.IntVar(&c.BatchSpans, "batch-spans", c.BatchSpans, "spans per exported batch (one JSON line or proto message)")
 
 	return func() error {
@@ -68,6 +70,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 			return fmt.Errorf("--rate must be above 0")
 		case c.Experiment < 0 || c.Experiment > 1 || c.BigInputs < 0 || c.BigInputs > 1:
 			return fmt.Errorf("--experiment and --big-inputs must be from 0 to 1")
+		case c.Deadline < 0 || c.AbandonStreams < 0 || c.AbandonStreams > 1:
+			return fmt.Errorf("--deadline must be at least 0 and --abandon-streams from 0 to 1")
 		case c.SplitWorkers < 0 || c.SplitWorkers > 1000:
 			return fmt.Errorf("--split-workers must be from 0 to 1000")
 		}

@@ -39,6 +39,7 @@ func Generate(cfg Config) (*Result, error) {
 	for i := range requests {
 		t += ns(arrivals.ExpFloat64() / cfg.Rate * 1000)
 		requests[i] = p.plan(i, t)
+		p.planPathologies(requests[i])
 	}
 	p.assignSplitWorkers(requests)
 	p.assignAgentRuns(requests)
@@ -62,6 +63,7 @@ func Generate(cfg Config) (*Result, error) {
 		if r.arm != "" {
 			out.anchor.set(ArmAttribute, r.arm)
 		}
+		r.markDeadline(out.anchor)
 		t := r.truth(out, base)
 		if cfg.Counterfactual {
 			cf := r.counterfactualMs(out)

@@ -69,6 +69,8 @@ type Params struct {
 	Counterfactual bool    `json:"counterfactual,omitempty"`
 	BigInputs      float64 `json:"big_inputs,omitempty"`
 	SplitWorkers   int     `json:"split_workers,omitempty"`
+	DeadlineMs     float64 `json:"deadline_ms,omitempty"`
+	AbandonStreams float64 `json:"abandon_streams,omitempty"`
 }
 
 // Workload holds the whole-run figures, derived from Requests.
@@ -153,7 +155,8 @@ func paramsOf(cfg Config) Params {
 		Shapes: shapes, Faults: cfg.Faults.String(), Policy: string(p.Kind), MaxAttempts: p.MaxAttempts, AppTries: p.AppTries,
 		BaseMs: msOf(p.Base), CapMs: msOf(p.Cap), NaiveShare: p.NaiveShare, Budget: p.Budget, HedgeDelayMs: msOf(p.HedgeDelay),
 		Nested: cfg.Nested, StreamShare: cfg.StreamShare,
-		Experiment: cfg.Experiment, Counterfactual: cfg.Counterfactual, BigInputs: cfg.BigInputs, SplitWorkers: cfg.SplitWorkers}
+		Experiment: cfg.Experiment, Counterfactual: cfg.Counterfactual, BigInputs: cfg.BigInputs, SplitWorkers: cfg.SplitWorkers,
+		DeadlineMs: msOf(cfg.Deadline), AbandonStreams: cfg.AbandonStreams}
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / 1e6 }

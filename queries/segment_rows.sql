@@ -30,10 +30,19 @@
 --                       deterministic failure: 400, 401, 403, 404, 422 ...),
 --                       their elapsed time with the gap before each, and
 --                       their input and output tokens
+--   outcome_detail      what ended the request beyond ok/error, or NULL
+--   final_output_tokens, final_attempt_ms  output tokens and elapsed time
+--                       of the final attempt (an abandoned stream's waste)
+--   retry_loops         retry loops one inside the other (len(layer_counts))
+--   app_tries           tries of the outermost loop (layer_counts[1])
+--   sdk_attempts_max    most tries of the innermost loop within one outer
+--                       try, NULL for a single loop
+--   model, input_tokens, output_tokens  for spend: the model of the answer
+--                       used (else the one asked for) and all usage
 --   l0_ms, provenance   the baseline's L0 and provenance, NULL without one
 --   dim_1 ...           the request's value of each dimension
 WITH ordered AS (
-    SELECT request_id, ordinal, elapsed_ms, is_final, input_tokens, output_tokens, gap_before_ms,
+    SELECT request_id, ordinal, elapsed_ms, is_final, input_tokens, output_tokens, gap_before_ms, tries,
            lag(trigger) OVER (PARTITION BY request_id ORDER BY ordinal) = 'client_error' AS after_client_error
     FROM attempts
 ),
@@ -45,7 +54,10 @@ per_request AS (
            coalesce(sum(elapsed_ms ORDER BY ordinal) FILTER (WHERE NOT is_final), 0) AS duplicated_attempt_ms,
            count(*) FILTER (WHERE after_client_error) AS client_error_retries,
            coalesce(sum(elapsed_ms + coalesce(gap_before_ms, 0) ORDER BY ordinal) FILTER (WHERE after_client_error), 0) AS client_error_retry_ms,
-           coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FILTER (WHERE after_client_error), 0) AS client_error_retry_tokens
+           coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FILTER (WHERE after_client_error), 0) AS client_error_retry_tokens,
+           coalesce(max(output_tokens) FILTER (WHERE is_final), 0) AS final_output_tokens,
+           max(elapsed_ms) FILTER (WHERE is_final) AS final_attempt_ms,
+           max(tries[len(tries)]) FILTER (WHERE len(tries) >= 2) AS sdk_attempts_max
     FROM ordered
     GROUP BY request_id
 )
@@ -66,6 +78,15 @@ SELECT r.start_ns,
        a.client_error_retries,
        a.client_error_retry_ms,
        a.client_error_retry_tokens,
+       r.outcome_detail,
+       coalesce(a.final_output_tokens, 0) AS final_output_tokens,
+       a.final_attempt_ms,
+       coalesce(len(r.layer_counts), 1) AS retry_loops,
+       coalesce(r.layer_counts[1], r.attempts) AS app_tries,
+       a.sdk_attempts_max,
+       coalesce(r.final_model, r.model) AS model,
+       r.input_tokens,
+       r.output_tokens,
        /*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance
        /*dims*/
 FROM requests r

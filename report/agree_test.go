@@ -168,6 +168,9 @@ var csvJSON = map[string]string{
 	"stream_total_all_p50_ms": "stream_total_ms.all.p50", "second_attempt_p50_ms": "second_attempt_ms.p50",
 	"first_attempt_retried_p50_ms": "first_attempt_ms.retried.p50", "added_mean_ms": "added_latency.ms.mean",
 	"added_per_request_ms": "added_latency.per_request_ms", "tail_p99_ms": "tail_movement.p99.ms",
+	"spend_usd": "spend_usd", "duplicated_spend_usd": "duplicated_spend_usd", "outcome_deadline": "outcomes.deadline",
+	"outcome_cancelled": "outcomes.cancelled", "abandoned_stream_tokens": "abandoned_stream_tokens",
+	"nested_requests": "nested_requests", "sdk_attempts_max": "sdk_attempts_max",
 }
 
 // workloadJSON maps the workload table's rows to JSON keys.
@@ -178,6 +181,14 @@ var workloadJSON = map[string]string{
 	"duplicated attempts": "duplicated_attempts", "time in duplicated attempts": "duplicated_attempt_ms",
 	"duplicated input tokens": "duplicated_input_tokens", "duplicated output tokens": "duplicated_output_tokens",
 	"hidden work": "hidden_work_ms", "hidden output tokens": "hidden_output_tokens",
+	"spend (price table)": "spend_usd", "spend in duplicated attempts": "duplicated_spend_usd",
+	"requests with tokens but no price": "unpriced_requests", "failed at the attempt cap": "outcomes.attempt_cap",
+	"ended by a deadline": "outcomes.deadline", "failed for want of capacity (429/503)": "outcomes.no_capacity",
+	"stopped at the output token cap": "outcomes.token_cap", "cancelled by the client": "outcomes.cancelled",
+	"unfinished at the end of the dump": "outcomes.unfinished", "streams abandoned part-way": "abandoned_streams",
+	"output tokens read from abandoned streams": "abandoned_stream_tokens",
+	"requests with nested retry loops": "nested_requests", "most app tries seen (nested)": "app_tries_max",
+	"most SDK attempts in one app try (nested)": "sdk_attempts_max",
 }
 
 func lookup(obj map[string]any, path string) any {
@@ -202,7 +213,7 @@ func sameValue(csvCell string, js any) bool {
 	return err == nil && f == js.(float64)
 }
 
-var shownFigure = regexp.MustCompile(`^([-+]?[0-9.]+)(ms|%|x)?$`)
+var shownFigure = regexp.MustCompile(`^\$?([-+]?[0-9.]+)(ms|%|x)?$`)
 
 // sameFigure reports whether a figure as shown is raw rounded the way its
 // unit is shown; "-" and "n<N" stand for an empty raw value, "" for a

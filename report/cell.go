@@ -18,6 +18,7 @@ const (
 	Share                // a share of 1, shown as a percentage
 	Times                // a ratio, shown as a multiplier
 	Number               // a plain figure
+	USD                  // US dollars
 )
 
 // Cell is one figure of a table: a value with its unit, a range of two
@@ -117,6 +118,11 @@ func format(u Unit, v float64) string {
 		return strconv.FormatFloat(100*v, 'f', 1, 64) + "%"
 	case Times:
 		return strconv.FormatFloat(v, 'f', 2, 64) + "x"
+	case USD:
+		if max(v, -v) >= 1 {
+			return "$" + strconv.FormatFloat(v, 'f', 2, 64)
+		}
+		return "$" + strconv.FormatFloat(v, 'f', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 4, 64)
 }

@@ -60,6 +60,7 @@ type detector func(ctx context.Context, st *store.Store, win model.Window, all *
 // are ranked by cost.
 var detectors = []detector{
 	clientErrorRetries,
+	deadlineExhausted, abandonedStreams, nestedRetryLoops,
 }
 
 // findings runs every detector over the window's requests segmented by

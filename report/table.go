@@ -133,6 +133,21 @@ func (rep *Report) workloadTable() Table {
 	add("duplicated output tokens", count(w.DuplicatedOutputTokens))
 	add("hidden work", value(Ms, w.HiddenWorkMs))
 	add("hidden output tokens", count(w.HiddenOutputTokens))
+	add("spend (price table)", value(USD, w.SpendUSD))
+	add("spend in duplicated attempts", value(USD, w.DuplicatedSpendUSD))
+	add("requests with tokens but no price", count(w.UnpricedRequests))
+	o := w.Outcomes
+	add("failed at the attempt cap", count(o.AttemptCap))
+	add("ended by a deadline", count(o.Deadline))
+	add("failed for want of capacity (429/503)", count(o.NoCapacity))
+	add("stopped at the output token cap", count(o.TokenCap))
+	add("cancelled by the client", count(o.Cancelled))
+	add("unfinished at the end of the dump", count(o.Unfinished))
+	add("streams abandoned part-way", count(w.AbandonedStreams))
+	add("output tokens read from abandoned streams", count(w.AbandonedStreamTokens))
+	add("requests with nested retry loops", count(w.NestedRequests))
+	add("most app tries seen (nested)", count(w.AppTriesMax))
+	add("most SDK attempts in one app try (nested)", count(w.SDKAttemptsMax))
 	if w.Ranges.Wide() {
 		r := w.Ranges
 		ranges := map[string]Cell{
@@ -354,6 +369,21 @@ func (rep *Report) segmentRow(t *Table, labels []string, rolledUp bool, cohorts 
 	r.add("duplicated_output_tokens", "dup out tok", count(m.DuplicatedOutputTokens))
 	r.add("hidden_work_ms", "hidden work", value(Ms, m.HiddenWorkMs))
 	r.add("hidden_output_tokens", "hidden tok", count(m.HiddenOutputTokens))
+	r.add("spend_usd", "spend", value(USD, m.SpendUSD))
+	r.add("duplicated_spend_usd", "dup spend", value(USD, m.DuplicatedSpendUSD))
+	r.add("unpriced_requests", "unpriced", count(m.UnpricedRequests))
+	r.add("outcome_attempt_cap", "cap", count(m.Outcomes.AttemptCap))
+	r.add("outcome_deadline", "deadline", count(m.Outcomes.Deadline))
+	r.add("outcome_no_capacity", "no cap", count(m.Outcomes.NoCapacity))
+	r.add("outcome_token_cap", "tok cap", count(m.Outcomes.TokenCap))
+	r.add("outcome_cancelled", "cancel", count(m.Outcomes.Cancelled))
+	r.add("outcome_unfinished", "unfin", count(m.Outcomes.Unfinished))
+	r.add("abandoned_streams", "abandoned", count(m.AbandonedStreams))
+	r.add("abandoned_stream_tokens", "aband tok", count(m.AbandonedStreamTokens))
+	r.add("abandoned_stream_ms", "aband time", value(Ms, m.AbandonedStreamMs))
+	r.add("nested_requests", "nested", count(m.NestedRequests))
+	r.add("app_tries_max", "app tries", count(m.AppTriesMax))
+	r.add("sdk_attempts_max", "sdk att", count(m.SDKAttemptsMax))
 	var mv *segment.Movement = m.TailMovement.P99
 	if mv != nil {
 		r.add("tail_p99_ms", "Δp99", value(SignedMs, mv.Ms))
@@ -425,7 +455,11 @@ func (rep *Report) segmentGroups() []Group {
 	}
 	groups = append(groups, g("Segments by "+by+": duplicated and hidden work", "duplicated_attempts", "dup att",
 		"duplicated_attempt_ms", "dup time", "duplicated_input_tokens", "dup in tok", "duplicated_output_tokens", "dup out tok",
-		"hidden_work_ms", "hidden", "hidden_output_tokens", "hidden tok"))
+		"hidden_work_ms", "hidden", "hidden_output_tokens", "hidden tok", "duplicated_spend_usd", "dup spend"))
+	groups = append(groups, g("Segments by "+by+": how requests ended, spend, nesting", "outcome_attempt_cap", "cap",
+		"outcome_deadline", "deadline", "outcome_no_capacity", "no cap", "outcome_cancelled", "cancel",
+		"outcome_unfinished", "unfin", "abandoned_streams", "aband", "spend_usd", "spend",
+		"nested_requests", "nested", "app_tries_max", "app", "sdk_attempts_max", "sdk"))
 	if kind := rep.settings.baseline; kind != "" {
 		prov := "no provenance"
 		if a := w.AddedLatency; a != nil && len(a.Provenance) > 0 {

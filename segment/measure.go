@@ -48,6 +48,36 @@ type Measures struct {
 	ClientErrorRetries     int64   `json:"client_error_retries"`
 	ClientErrorRetryMs     float64 `json:"client_error_retry_ms"`
 	ClientErrorRetryTokens int64   `json:"client_error_retry_tokens"`
+	// Outcomes counts the requests by what ended them, beside ok/error
+	// (the requests table's outcome_detail).
+	Outcomes Outcomes `json:"outcomes"`
+	// AbandonedStreams counts the streams the client stopped reading after
+	// their first token and cancelled (outcome_detail cancelled, a stream);
+	// AbandonedStreamTokens are the output tokens it had read and threw
+	// away, AbandonedStreamMs the client time of those cancelled attempts.
+	AbandonedStreams      int     `json:"abandoned_streams"`
+	AbandonedStreamTokens int64   `json:"abandoned_stream_tokens"`
+	AbandonedStreamMs     float64 `json:"abandoned_stream_ms"`
+	// NestedRequests counts the requests made by two or more retry loops
+	// one inside the other (an app loop around SDK calls), NestedAttempts
+	// their attempts. AppTriesMax is the most tries of the outer loop seen
+	// and SDKAttemptsMax the most attempts of the innermost loop in one
+	// outer try: their product is the worst case per request they imply.
+	// NestedDuplicatedMs and NestedDuplicatedTokens are the client time
+	// and the input and output tokens of their duplicated attempts.
+	NestedRequests         int     `json:"nested_requests"`
+	NestedAttempts         int64   `json:"nested_attempts"`
+	AppTriesMax            int     `json:"app_tries_max"`
+	SDKAttemptsMax         int     `json:"sdk_attempts_max"`
+	NestedDuplicatedMs     float64 `json:"nested_duplicated_ms"`
+	NestedDuplicatedTokens int64   `json:"nested_duplicated_tokens"`
+	// SpendUSD is what the requests' tokens cost at the price table
+	// (report --prices), DuplicatedSpendUSD what the duplicated input and
+	// output tokens cost; UnpricedRequests counts requests with tokens
+	// whose model the table does not price (left out of both).
+	SpendUSD           float64 `json:"spend_usd"`
+	DuplicatedSpendUSD float64 `json:"duplicated_spend_usd"`
+	UnpricedRequests   int     `json:"unpriced_requests"`
 	// FirstAttemptMs is the elapsed time of each request's first attempt.
 	FirstAttemptMs Split `json:"first_attempt_ms"`
 	// SecondAttemptMs is the elapsed time of the second attempt, so only
@@ -65,6 +95,72 @@ type Measures struct {
 	// AddedLatency is present when a baseline kind was asked for and the
 	// baselines table exists.
 	AddedLatency *AddedLatency `json:"added_latency,omitempty"`
+}
+
+// Outcomes counts requests by outcome_detail (queries/rebuild_outcomes.sql
+// defines each).
+type Outcomes struct {
+	AttemptCap int `json:"attempt_cap"`
+	Deadline   int `json:"deadline"`
+	NoCapacity int `json:"no_capacity"`
+	TokenCap   int `json:"token_cap"`
+	Cancelled  int `json:"cancelled"`
+	Unfinished int `json:"unfinished"`
+	// DeadlineAttempts and DeadlineMs are the attempts and the latency of
+	// the requests the deadline ended.
+	DeadlineAttempts int64   `json:"deadline_attempts"`
+	DeadlineMs       float64 `json:"deadline_ms"`
+}
+
+// add counts one request's outcome_detail.
+func (o *Outcomes) add(detail string) {
+	switch detail {
+	case "attempt_cap":
+		o.AttemptCap++
+	case "deadline":
+		o.Deadline++
+	case "no_capacity":
+		o.NoCapacity++
+	case "token_cap":
+		o.TokenCap++
+	case "cancelled":
+		o.Cancelled++
+	case "unfinished":
+		o.Unfinished++
+	}
+}
+
+// outcomesAndWaste adds what ended r, an abandoned stream's waste, nesting
+// and spend to m.
+func (s *stats) outcomesAndWaste(m *Measures, r *reqRow) {
+	m.Outcomes.add(r.detail)
+	if r.detail == "deadline" {
+		m.Outcomes.DeadlineAttempts += int64(r.attempts)
+		m.Outcomes.DeadlineMs += r.latency
+	}
+	if r.detail == "cancelled" && r.stream {
+		m.AbandonedStreams++
+		m.AbandonedStreamTokens += r.finalTokens
+		m.AbandonedStreamMs += r.finalMs
+	}
+	if r.loops >= 2 {
+		m.NestedRequests++
+		m.NestedAttempts += int64(r.attempts)
+		m.AppTriesMax = max(m.AppTriesMax, int(r.appTries))
+		m.SDKAttemptsMax = max(m.SDKAttemptsMax, int(r.sdkMax))
+		m.NestedDuplicatedMs += r.dupMs
+		m.NestedDuplicatedTokens += r.dupInput + r.dup
+	}
+	if r.input == 0 && r.output == 0 {
+		return
+	}
+	p, ok := s.prices.Lookup(r.model)
+	if !ok {
+		m.UnpricedRequests++
+		return
+	}
+	m.SpendUSD += p.Cost(r.input, r.output)
+	m.DuplicatedSpendUSD += p.Cost(r.dupInput, r.dup)
 }
 
 // Split describes a quantity over all requests and over retried ones.
@@ -111,6 +207,7 @@ type stats struct {
 	seed      uint64
 	resamples int
 	baseline  string // "" when added latency is not measured
+	prices    model.Prices
 }
 
 // measure computes the measures of rows[idx]. label seeds the bootstrap so
@@ -139,6 +236,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		m.ClientErrorRetries += r.ceRetries
 		m.ClientErrorRetryMs += r.ceMs
 		m.ClientErrorRetryTokens += r.ceTokens
+		s.outcomesAndWaste(&m, r)
 		if !r.ok {
 			m.Failed++
 		}

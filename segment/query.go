@@ -165,7 +165,18 @@ type reqRow struct {
 	ceRetries  int64
 	ceMs       float64
 	ceTokens   int64
-	attempts   int32
+	// detail is outcome_detail ("" for NULL); finalTokens and finalMs
+	// the final attempt's output tokens and time.
+	detail      string
+	finalTokens int64
+	finalMs     float64
+	// loops, appTries, sdkMax: retry loops, tries of the outer one, most
+	// tries of the inner one in one outer try (0 for one loop).
+	loops, appTries, sdkMax int32
+	// model, input and output: what spend is computed from.
+	model         string
+	input, output int64
+	attempts      int32
 	ok         bool
 	stream     bool
 	provenance string
@@ -209,9 +220,13 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		dupIn, hiddTok, ceRetries, ceTokens       sql.NullInt64
 		ceMs                                      sql.NullFloat64
 		prov                                      sql.NullString
+		detail, mdl                               sql.NullString
+		finalMs                                   sql.NullFloat64
+		sdkMax                                    sql.NullInt32
 	)
 	dest := []any{&r.startNs, &r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &r.dup, &first, &second,
-		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &ceRetries, &ceMs, &ceTokens, &l0, &prov}
+		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &ceRetries, &ceMs, &ceTokens,
+		&detail, &r.finalTokens, &finalMs, &r.loops, &r.appTries, &sdkMax, &mdl, &r.input, &r.output, &l0, &prov}
 	for i := range dims {
 		dest = append(dest, &dims[i])
 	}
@@ -223,6 +238,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		r.dupInput, r.dupMs, r.hiddenMs, r.hiddenTokens = dupIn.Int64, dupMs.Float64, hidd.Float64, hiddTok.Int64
 		r.ceRetries, r.ceMs, r.ceTokens = ceRetries.Int64, ceMs.Float64, ceTokens.Int64
 		r.provenance = prov.String
+		r.detail, r.finalMs, r.sdkMax, r.model = detail.String, finalMs.Float64, sdkMax.Int32, mdl.String
 		key := strings.Join(dims, "\x00")
 		c := byKey[key]
 		if c == nil {

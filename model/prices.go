@@ -25,7 +25,9 @@ func (p Prices) Lookup(name string) (Price, bool) {
 	for k := range p {
 		names = append(names, k)
 	}
-	sort.Slice(names, func(i, j int) bool { return len(names[i]) > len(names[j]) || (len(names[i]) == len(names[j]) && names[i] < names[j]) })
+	sort.Slice(names, func(i, j int) bool {
+		return len(names[i]) > len(names[j]) || (len(names[i]) == len(names[j]) && names[i] < names[j])
+	})
 	for _, k := range names {
 		if rest, ok := strings.CutPrefix(name, k); ok && rest != "" && (rest[0] == '-' || rest[0] == '@') {
 			return p[k], true

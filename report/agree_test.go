@@ -187,7 +187,7 @@ var workloadJSON = map[string]string{
 	"stopped at the output token cap": "outcomes.token_cap", "cancelled by the client": "outcomes.cancelled",
 	"unfinished at the end of the dump": "outcomes.unfinished", "streams abandoned part-way": "abandoned_streams",
 	"output tokens read from abandoned streams": "abandoned_stream_tokens",
-	"requests with nested retry loops": "nested_requests", "most app tries seen (nested)": "app_tries_max",
+	"requests with nested retry loops":          "nested_requests", "most app tries seen (nested)": "app_tries_max",
 	"most SDK attempts in one app try (nested)": "sdk_attempts_max",
 }
 

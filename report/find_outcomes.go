@@ -86,7 +86,7 @@ func nestedRetryLoops(_ context.Context, _ *store.Store, _ model.Window, _ *segm
 				{Name: "worst case attempts per call", Value: float64(worst), Unit: "count"},
 				{Name: "observed amplification", Value: amp, Unit: "ratio"},
 			},
-			Cost: Cost{Attempts: s.NestedAttempts - int64(s.NestedRequests), TimeMs: s.NestedDuplicatedMs, Tokens: s.NestedDuplicatedTokens},
+			Cost:   Cost{Attempts: s.NestedAttempts - int64(s.NestedRequests), TimeMs: s.NestedDuplicatedMs, Tokens: s.NestedDuplicatedTokens},
 			Change: "cap one layer: retry in the SDK only (app tries 1) or in the app loop only (SDK max_retries 0)",
 		})
 	}

@@ -162,9 +162,9 @@ type reqRow struct {
 	dupInput     int64
 	hiddenTokens int64
 	// ceRetries, ceMs, ceTokens: attempts right after a client error.
-	ceRetries  int64
-	ceMs       float64
-	ceTokens   int64
+	ceRetries int64
+	ceMs      float64
+	ceTokens  int64
 	// detail is outcome_detail ("" for NULL); finalTokens and finalMs
 	// the final attempt's output tokens and time.
 	detail      string
@@ -177,9 +177,9 @@ type reqRow struct {
 	model         string
 	input, output int64
 	attempts      int32
-	ok         bool
-	stream     bool
-	provenance string
+	ok            bool
+	stream        bool
+	provenance    string
 }
 
 func (r *reqRow) retried() bool { return r.attempts > 1 }

@@ -14,6 +14,7 @@ SELECT
     attempts, layers, layer_counts, outcome, final_trigger, triggers,
     t_failed_ms, backoff_ms, overhead_ms, gap_ms, gap_split, t_final_ms, residual_ms,
     ttft_ms, input_tokens, output_tokens, duplicated_output_tokens, hidden_work_ms,
+    outcome_detail,
     CAST(make_timestamp(start_ns // 1000) AS DATE) AS date
 FROM export_scope
 ORDER BY start_ns, request_id;

@@ -37,12 +37,14 @@
 --   app_tries           tries of the outermost loop (layer_counts[1])
 --   sdk_attempts_max    most tries of the innermost loop within one outer
 --                       try, NULL for a single loop
+--   first_token_seen_ms the request's start to the first token of any of its
+--                       attempts (a failed or abandoned one included), or NULL
 --   model, input_tokens, output_tokens  for spend: the model of the answer
 --                       used (else the one asked for) and all usage
 --   l0_ms, provenance   the baseline's L0 and provenance, NULL without one
 --   dim_1 ...           the request's value of each dimension
 WITH ordered AS (
-    SELECT request_id, ordinal, elapsed_ms, is_final, input_tokens, output_tokens, gap_before_ms, tries,
+    SELECT request_id, ordinal, elapsed_ms, is_final, input_tokens, output_tokens, gap_before_ms, tries, start_ns, ttft_ms,
            lag(trigger) OVER (PARTITION BY request_id ORDER BY ordinal) = 'client_error' AS after_client_error
     FROM attempts
 ),
@@ -57,7 +59,8 @@ per_request AS (
            coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FILTER (WHERE after_client_error), 0) AS client_error_retry_tokens,
            coalesce(max(output_tokens) FILTER (WHERE is_final), 0) AS final_output_tokens,
            max(elapsed_ms) FILTER (WHERE is_final) AS final_attempt_ms,
-           max(tries[len(tries)]) FILTER (WHERE len(tries) >= 2) AS sdk_attempts_max
+           max(tries[len(tries)]) FILTER (WHERE len(tries) >= 2) AS sdk_attempts_max,
+           min(start_ns + ttft_ms * 1e6) AS first_token_at_ns
     FROM ordered
     GROUP BY request_id
 )
@@ -84,6 +87,7 @@ SELECT r.start_ns,
        coalesce(len(r.layer_counts), 1) AS retry_loops,
        coalesce(r.layer_counts[1], r.attempts) AS app_tries,
        a.sdk_attempts_max,
+       (a.first_token_at_ns - r.start_ns) / 1e6 AS first_token_seen_ms,
        coalesce(r.final_model, r.model) AS model,
        r.input_tokens,
        r.output_tokens,

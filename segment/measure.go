@@ -23,7 +23,10 @@ type Measures struct {
 	RetrySuccessRate       *float64 `json:"retry_success_rate"`
 	FinalFailureRate       float64  `json:"final_failure_rate"`
 	LatencyMs              Split    `json:"latency_ms"`
-	TTFTMs                 Split    `json:"ttft_ms"` // streams with a first token
+	// TTFTMs is the time to first token of the answer used: the logical
+	// request's start to the first token of its final attempt, for
+	// streams that succeeded.
+	TTFTMs                 Split    `json:"ttft_ms"`
 	DuplicatedOutputTokens int64    `json:"duplicated_output_tokens"`
 	// Retried counts the requests with more than one attempt, Rescued
 	// those of them that finally succeeded.
@@ -83,12 +86,20 @@ type Measures struct {
 	// SecondAttemptMs is the elapsed time of the second attempt, so only
 	// retried requests have one.
 	SecondAttemptMs model.Summary `json:"second_attempt_ms"`
-	// GenerationMs is a stream's generation time: its first token to the
-	// end of the attempt whose answer was used.
+	// GenerationMs is the generation of the answer used: the first token
+	// of the final attempt to that attempt's end (its streaming time), for
+	// streams that succeeded. It leaves out everything before that first
+	// token: earlier attempts, backoff, queueing, prefill.
 	GenerationMs Split `json:"generation_ms"`
-	// StreamTotalMs is a stream's total latency: the logical request's
-	// start to the end of the stream that was used.
+	// StreamTotalMs is total generation as the user lives it: the logical
+	// request's start to its end (the end of the stream used), retries and
+	// backoff included, for every streamed request.
 	StreamTotalMs Split `json:"stream_total_ms"`
+	// FirstTokenSeenMs is the logical request's start to the first token
+	// of any of its attempts (a failed or abandoned one too): when the user
+	// first saw output. Beside TTFTMs it shows how much earlier a stream
+	// that was then lost had begun.
+	FirstTokenSeenMs Split `json:"first_token_seen_ms"`
 	// TailMovement compares retried requests' latency percentiles with
 	// all requests'.
 	TailMovement TailMovement `json:"tail_movement"`
@@ -218,6 +229,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 	var m Measures
 	var (
 		lat, ttft, first, gen, total split
+		seen                         split
 		second, added, ratio         []float64
 		missing                      int
 		provenance                   = []string{}
@@ -246,6 +258,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 			ttft.add(r.ttft, retried)
 			gen.add(r.generation, retried)
 			total.add(r.latency, retried)
+			seen.add(r.firstTokenSeen, retried)
 		}
 		if !retried {
 			continue
@@ -286,6 +299,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 	m.SecondAttemptMs = s.dist(second, "")
 	m.GenerationMs = s.split(gen, "")
 	m.StreamTotalMs = s.split(total, "")
+	m.FirstTokenSeenMs = s.split(seen, "")
 	m.TailMovement = TailMovement{
 		P95: movement(m.LatencyMs.All.P95, m.LatencyMs.Retried.P95),
 		P99: movement(m.LatencyMs.All.P99, m.LatencyMs.Retried.P99),

@@ -176,6 +176,8 @@ type reqRow struct {
 	// model, input and output: what spend is computed from.
 	model         string
 	input, output int64
+	// firstTokenSeen: start to the first token of any attempt, NaN for none.
+	firstTokenSeen float64
 	attempts      int32
 	ok            bool
 	stream        bool
@@ -223,10 +225,11 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		detail, mdl                               sql.NullString
 		finalMs                                   sql.NullFloat64
 		sdkMax                                    sql.NullInt32
+		seen                                      sql.NullFloat64
 	)
 	dest := []any{&r.startNs, &r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &r.dup, &first, &second,
 		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &ceRetries, &ceMs, &ceTokens,
-		&detail, &r.finalTokens, &finalMs, &r.loops, &r.appTries, &sdkMax, &mdl, &r.input, &r.output, &l0, &prov}
+		&detail, &r.finalTokens, &finalMs, &r.loops, &r.appTries, &sdkMax, &seen, &mdl, &r.input, &r.output, &l0, &prov}
 	for i := range dims {
 		dest = append(dest, &dims[i])
 	}
@@ -239,6 +242,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		r.ceRetries, r.ceMs, r.ceTokens = ceRetries.Int64, ceMs.Float64, ceTokens.Int64
 		r.provenance = prov.String
 		r.detail, r.finalMs, r.sdkMax, r.model = detail.String, finalMs.Float64, sdkMax.Int32, mdl.String
+		r.firstTokenSeen = orNaN(seen)
 		key := strings.Join(dims, "\x00")
 		c := byKey[key]
 		if c == nil {

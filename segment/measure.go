@@ -20,14 +20,14 @@ type Measures struct {
 	RetryRate       float64 `json:"retry_rate"`    // share with more than one attempt
 	// RetrySuccessRate is the share of retried requests that finally
 	// succeeded; null when none was retried.
-	RetrySuccessRate       *float64 `json:"retry_success_rate"`
-	FinalFailureRate       float64  `json:"final_failure_rate"`
-	LatencyMs              Split    `json:"latency_ms"`
+	RetrySuccessRate *float64 `json:"retry_success_rate"`
+	FinalFailureRate float64  `json:"final_failure_rate"`
+	LatencyMs        Split    `json:"latency_ms"`
 	// TTFTMs is the time to first token of the answer used: the logical
 	// request's start to the first token of its final attempt, for
 	// streams that succeeded.
-	TTFTMs                 Split    `json:"ttft_ms"`
-	DuplicatedOutputTokens int64    `json:"duplicated_output_tokens"`
+	TTFTMs                 Split `json:"ttft_ms"`
+	DuplicatedOutputTokens int64 `json:"duplicated_output_tokens"`
 	// Retried counts the requests with more than one attempt, Rescued
 	// those of them that finally succeeded.
 	Retried int `json:"retried_requests"`

@@ -178,10 +178,10 @@ type reqRow struct {
 	input, output int64
 	// firstTokenSeen: start to the first token of any attempt, NaN for none.
 	firstTokenSeen float64
-	attempts      int32
-	ok            bool
-	stream        bool
-	provenance    string
+	attempts       int32
+	ok             bool
+	stream         bool
+	provenance     string
 }
 
 func (r *reqRow) retried() bool { return r.attempts > 1 }

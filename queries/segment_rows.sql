@@ -1,10 +1,11 @@
 -- segment_rows: one row per logical request that started in [$1, $2)
 -- (Unix ns), with what the segment measures need. package segment
--- replaces four marker comments (the baseline, dims, joins and where
--- markers below) with fixed expressions of its own; the user-given parts
+-- replaces five marker comments (the baseline, task, dims, joins and
+-- where markers below) with fixed expressions of its own; the user-given parts
 -- of those (attribute names, bucket edges and labels, filter values,
 -- the baseline kind) are bound as further $N parameters, never spliced:
 --   baseline  b.l0_ms, b.provenance in place of the NULL pair
+--   task      the task attribute of the anchor span, before the trace id
 --   dims      one VARCHAR column per dimension, dim_1, dim_2, ...
 --   joins     the anchor span (alias s) and the chosen baseline (alias b)
 --             when a dimension or the baseline needs them
@@ -39,6 +40,8 @@
 --                       try, NULL for a single loop
 --   first_token_seen_ms the request's start to the first token of any of its
 --                       attempts (a failed or abandoned one included), or NULL
+--   task_id             the task the request belongs to: its trace, or
+--                       (task marker) an attribute of its anchor span
 --   model, input_tokens, output_tokens  for spend: the model of the answer
 --                       used (else the one asked for) and all usage
 --   l0_ms, provenance   the baseline's L0 and provenance, NULL without one
@@ -88,6 +91,7 @@ SELECT r.start_ns,
        coalesce(r.layer_counts[1], r.attempts) AS app_tries,
        a.sdk_attempts_max,
        (a.first_token_at_ns - r.start_ns) / 1e6 AS first_token_seen_ms,
+       coalesce(/*task*/ r.trace_id) AS task_id,
        coalesce(r.final_model, r.model) AS model,
        r.input_tokens,
        r.output_tokens,

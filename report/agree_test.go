@@ -189,6 +189,8 @@ var workloadJSON = map[string]string{
 	"output tokens read from abandoned streams": "abandoned_stream_tokens",
 	"requests with nested retry loops":          "nested_requests", "most app tries seen (nested)": "app_tries_max",
 	"most SDK attempts in one app try (nested)": "sdk_attempts_max",
+	"tasks of several requests":                 "tasks", "most requests in one task": "task_calls_max",
+	"most attempts in one task": "task_attempts_max", "worst case attempts per task": "task_worst_attempts",
 }
 
 func lookup(obj map[string]any, path string) any {

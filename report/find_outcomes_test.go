@@ -195,3 +195,42 @@ func TestHealthyNoOutcomeFindings(t *testing.T) {
 		}
 	}
 }
+
+// TestTasksTruth: agent tasks whose steps share a trace; the tasks of
+// several requests, the most calls and attempts in one, equal the truth.
+func TestTasksTruth(t *testing.T) {
+	cfg := gen.DefaultConfig()
+	cfg.Requests, cfg.Shapes = 600, []gen.Shape{gen.ShapeAgent, gen.ShapeAppLoop}
+	cfg.Faults = gen.DefaultFaults().Scale(3)
+	st, truth := workload.Rebuilt(t, cfg)
+	rep, err := Build(context.Background(), st, Options{Baseline: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, attempts := map[string]int{}, map[string]int64{}
+	perRequest := 0
+	for _, r := range truth.Requests {
+		trace := r.Key[:32]
+		calls[trace]++
+		attempts[trace] += int64(r.Attempts)
+		perRequest = max(perRequest, r.Attempts)
+	}
+	tasks, callsMax, attemptsMax := 0, 0, int64(0)
+	for trace, n := range calls {
+		if n >= 2 {
+			tasks++
+			callsMax = max(callsMax, n)
+			attemptsMax = max(attemptsMax, attempts[trace])
+		}
+	}
+	w := rep.Workload.Measures
+	if w.Tasks != tasks || w.TaskCallsMax != callsMax || w.TaskAttemptsMax != attemptsMax ||
+		w.TaskWorstAttempts != int64(callsMax*perRequest) {
+		t.Errorf("tasks %d, most calls %d, most attempts %d, worst %d; truth %d, %d, %d, %d × %d",
+			w.Tasks, w.TaskCallsMax, w.TaskAttemptsMax, w.TaskWorstAttempts, tasks, callsMax, attemptsMax, callsMax, perRequest)
+	}
+	t.Logf("%d tasks of several requests, up to %d calls and %d attempts in one; worst case %d", tasks, callsMax, attemptsMax, w.TaskWorstAttempts)
+	if tasks < 10 {
+		t.Fatalf("weak workload: %d tasks", tasks)
+	}
+}

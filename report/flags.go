@@ -35,6 +35,7 @@ type Flags struct {
 	minCohort int
 	sortBy    string
 	prices    string
+	taskKey   string
 
 	opt Options
 }
@@ -58,6 +59,7 @@ func (r *Flags) Register(fs *pflag.FlagSet, outputFlag string) {
 	fs.BoolVar(&r.findings, "findings", false, "print only the findings: what to change in the retry policy, most costly first")
 	fs.IntVar(&r.minCohort, "min-cohort", segment.DefaultMinCohort, "segments with fewer requests are pooled into (other)")
 	fs.StringVar(&r.sortBy, "sort", "retried_p99", "segment order: retried_p99, amplification, requests or key")
+	fs.StringVar(&r.taskKey, "task-key", "", "anchor-span attribute naming the task a request belongs to (default: its trace)")
 	fs.StringVar(&r.prices, "prices", "", `price table for spend: JSON {"model": {"input_per_mtok": 2.5, "output_per_mtok": 10}}, USD per 1M tokens, over the built-in list prices (default: built-in only)`)
 }
 
@@ -116,6 +118,7 @@ func (r *Flags) Check() error {
 	if r.baseline != "all" && r.baseline != "none" {
 		spec.BaselineKind = r.baseline
 	}
+	spec.TaskKey = r.taskKey
 	if r.prices != "" {
 		if spec.Prices, err = LoadPrices(r.prices); err != nil {
 			return fmt.Errorf("--prices: %w", err)

@@ -164,7 +164,8 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 
 	// The workload is the segment engine with no dimensions and no filter.
 	whole := segment.Spec{Since: spec.Since, Until: spec.Until, CI: spec.CI, Seed: spec.Seed,
-		Resamples: spec.Resamples, MinTail: spec.MinTail, BaselineKind: spec.BaselineKind, Samples: true, Prices: spec.Prices}
+		Resamples: spec.Resamples, MinTail: spec.MinTail, BaselineKind: spec.BaselineKind, Samples: true, Prices: spec.Prices,
+		TaskKey: spec.TaskKey}
 	all, err := segment.Compute(ctx, st, whole)
 	if err != nil {
 		return nil, fmt.Errorf("workload: %w", err)

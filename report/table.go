@@ -148,6 +148,10 @@ func (rep *Report) workloadTable() Table {
 	add("requests with nested retry loops", count(w.NestedRequests))
 	add("most app tries seen (nested)", count(w.AppTriesMax))
 	add("most SDK attempts in one app try (nested)", count(w.SDKAttemptsMax))
+	add("tasks of several requests", count(w.Tasks))
+	add("most requests in one task", count(w.TaskCallsMax))
+	add("most attempts in one task", count(w.TaskAttemptsMax))
+	add("worst case attempts per task", count(w.TaskWorstAttempts))
 	if w.Ranges.Wide() {
 		r := w.Ranges
 		ranges := map[string]Cell{
@@ -389,6 +393,11 @@ func (rep *Report) segmentRow(t *Table, labels []string, rolledUp bool, cohorts 
 	r.add("nested_requests", "nested", count(m.NestedRequests))
 	r.add("app_tries_max", "app tries", count(m.AppTriesMax))
 	r.add("sdk_attempts_max", "sdk att", count(m.SDKAttemptsMax))
+	r.add("tasks", "tasks", count(m.Tasks))
+	r.add("task_requests", "task reqs", count(m.TaskRequests))
+	r.add("task_calls_max", "max calls", count(m.TaskCallsMax))
+	r.add("task_attempts_max", "max att", count(m.TaskAttemptsMax))
+	r.add("task_worst_attempts", "worst", count(m.TaskWorstAttempts))
 	var mv *segment.Movement = m.TailMovement.P99
 	if mv != nil {
 		r.add("tail_p99_ms", "Δp99", value(SignedMs, mv.Ms))
@@ -465,6 +474,11 @@ func (rep *Report) segmentGroups() []Group {
 		"outcome_deadline", "deadline", "outcome_no_capacity", "no cap", "outcome_cancelled", "cancel",
 		"outcome_unfinished", "unfin", "abandoned_streams", "aband", "spend_usd", "spend",
 		"nested_requests", "nested", "app_tries_max", "app", "sdk_attempts_max", "sdk"))
+	if w.Tasks > 0 {
+		groups = append(groups, g("Segments by "+by+": tasks of several requests (a trace or --task-key)", "tasks", "tasks",
+			"task_requests", "requests", "task_calls_max", "most calls", "task_attempts_max", "most attempts",
+			"task_worst_attempts", "worst case"))
+	}
 	if kind := rep.settings.baseline; kind != "" {
 		prov := "no provenance"
 		if a := w.AddedLatency; a != nil && len(a.Provenance) > 0 {

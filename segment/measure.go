@@ -74,6 +74,17 @@ type Measures struct {
 	SDKAttemptsMax         int     `json:"sdk_attempts_max"`
 	NestedDuplicatedMs     float64 `json:"nested_duplicated_ms"`
 	NestedDuplicatedTokens int64   `json:"nested_duplicated_tokens"`
+	// Tasks counts the tasks of two or more logical requests (requests
+	// sharing a trace, or the task attribute Spec.TaskKey names) and
+	// TaskRequests their requests; TaskCallsMax is the most requests in
+	// one task and TaskAttemptsMax the most attempts; TaskWorstAttempts is
+	// the worst case they imply: TaskCallsMax × the most attempts any one
+	// request made (e.g. 4 calls × 3 app tries × 3 SDK attempts = 36).
+	Tasks             int   `json:"tasks"`
+	TaskRequests      int   `json:"task_requests"`
+	TaskCallsMax      int   `json:"task_calls_max"`
+	TaskAttemptsMax   int64 `json:"task_attempts_max"`
+	TaskWorstAttempts int64 `json:"task_worst_attempts"`
 	// SpendUSD is what the requests' tokens cost at the price table
 	// (report --prices), DuplicatedSpendUSD what the duplicated input and
 	// output tokens cost; UnpricedRequests counts requests with tokens
@@ -172,6 +183,38 @@ func (s *stats) outcomesAndWaste(m *Measures, r *reqRow) {
 	}
 	m.SpendUSD += p.Cost(r.input, r.output)
 	m.DuplicatedSpendUSD += p.Cost(r.dupInput, r.dup)
+}
+
+// measureTasks groups rows[idx] by task: the tasks of several requests,
+// their largest and the worst case it implies.
+func measureTasks(m *Measures, rows []reqRow, idx []int32) {
+	type task struct {
+		calls    int
+		attempts int64
+	}
+	tasks := map[string]*task{}
+	var perRequest int64
+	for _, i := range idx {
+		r := &rows[i]
+		t := tasks[r.task]
+		if t == nil {
+			t = &task{}
+			tasks[r.task] = t
+		}
+		t.calls++
+		t.attempts += int64(r.attempts)
+		perRequest = max(perRequest, int64(r.attempts))
+	}
+	for _, t := range tasks {
+		if t.calls < 2 {
+			continue
+		}
+		m.Tasks++
+		m.TaskRequests += t.calls
+		m.TaskCallsMax = max(m.TaskCallsMax, t.calls)
+		m.TaskAttemptsMax = max(m.TaskAttemptsMax, t.attempts)
+	}
+	m.TaskWorstAttempts = int64(m.TaskCallsMax) * perRequest
 }
 
 // Split describes a quantity over all requests and over retried ones.
@@ -293,6 +336,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		v := float64(m.Rescued) / float64(m.Retried)
 		m.RetrySuccessRate = &v
 	}
+	measureTasks(&m, rows, idx)
 	m.LatencyMs = s.split(lat, label+"/latency")
 	m.TTFTMs = s.split(ttft, "")
 	m.FirstAttemptMs = s.split(first, "")

@@ -120,6 +120,12 @@ func (q *query) build(spec *Spec, since, until int64, baseline bool) string {
 	for _, f := range spec.Where {
 		q.filter(f)
 	}
+	if spec.TaskKey != "" {
+		q.needSpan = true
+		sqlText = fill(sqlText, "/*task*/", "s.attributes["+q.param(spec.TaskKey)+"],")
+	} else {
+		sqlText = fill(sqlText, "/*task*/", "")
+	}
 	var joins []string
 	if q.needSpan {
 		joins = append(joins, "LEFT JOIN spans s ON s.trace_id = r.trace_id AND s.span_id = r.span_id")
@@ -176,6 +182,8 @@ type reqRow struct {
 	// model, input and output: what spend is computed from.
 	model         string
 	input, output int64
+	// task identifies the request's task.
+	task string
 	// firstTokenSeen: start to the first token of any attempt, NaN for none.
 	firstTokenSeen float64
 	attempts       int32
@@ -229,7 +237,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	)
 	dest := []any{&r.startNs, &r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &r.dup, &first, &second,
 		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &ceRetries, &ceMs, &ceTokens,
-		&detail, &r.finalTokens, &finalMs, &r.loops, &r.appTries, &sdkMax, &seen, &mdl, &r.input, &r.output, &l0, &prov}
+		&detail, &r.finalTokens, &finalMs, &r.loops, &r.appTries, &sdkMax, &seen, &r.task, &mdl, &r.input, &r.output, &l0, &prov}
 	for i := range dims {
 		dest = append(dest, &dims[i])
 	}

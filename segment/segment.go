@@ -108,6 +108,10 @@ type Spec struct {
 	// BaselineKind, when set and the baselines table exists, adds added
 	// latency against that kind to every segment.
 	BaselineKind string
+	// TaskKey, when set, names the anchor-span attribute that says which
+	// task a request belongs to; requests without it, and every request
+	// when it is empty, belong to the task of their trace.
+	TaskKey string
 	// Prices price the tokens for spend (Measures.SpendUSD); with none,
 	// every request with tokens is unpriced.
 	Prices model.Prices

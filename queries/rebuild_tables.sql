@@ -23,6 +23,9 @@
 --   hidden_work_ms  server time after the client abandoned the attempt
 --   hidden_output_tokens  output the server generated beyond what the client
 --                   received, for an abandoned attempt (LLM callees)
+--   queue_ms, connect_ms, serve_ms, generate_ms  the attempt's time as
+--                   T = Q + C + S + G where telemetry shows it, NULL where not
+--                   (queries/rebuild_phases.sql defines each and sets them)
 --
 -- requests: one row per logical request.
 --   request_id, trace_id, span_id  the anchor: the outermost exported span
@@ -84,7 +87,11 @@ CREATE OR REPLACE TABLE attempts (
     overlap_ms     DOUBLE NOT NULL,
     server_end_ns  BIGINT,
     hidden_work_ms DOUBLE NOT NULL,
-    hidden_output_tokens BIGINT NOT NULL DEFAULT 0
+    hidden_output_tokens BIGINT NOT NULL DEFAULT 0,
+    queue_ms       DOUBLE,
+    connect_ms     DOUBLE,
+    serve_ms       DOUBLE,
+    generate_ms    DOUBLE
 );
 
 CREATE OR REPLACE TABLE requests (

@@ -3,6 +3,7 @@ package rebuild_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -71,5 +72,73 @@ func TestOutcomePathologies(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestOutcomeRules: each outcome_detail rule on a request written by hand:
+// every attempt turned away (429, 503), the cap the other requests of the
+// loop show, an answer cut at the token cap, a deadline on the logical
+// span, and a retry loop whose logical span had not ended when the dump
+// was cut.
+func TestOutcomeRules(t *testing.T) {
+	f := newFixture()
+	get := func(trace, id, parent string, startMs, endMs float64, status int) fspan {
+		s := fspan{trace: trace, id: id, parent: parent, service: "shop", scope: "io.opentelemetry.okhttp-3.0", name: "GET",
+			kind: client, startMs: startMs, endMs: endMs, attrs: map[string]any{"http.request.method": "GET",
+				"url.full": "http://inv:8080/v1/stock", "server.address": "inv", "http.response.status_code": status}}
+		if status >= 400 {
+			s.errMsg = "HTTP " + strconv.Itoa(status)
+			s.attrs["error.type"] = strconv.Itoa(status)
+		}
+		return s
+	}
+	loop := func(trace, id, name string, startMs, endMs float64, attrs map[string]any) fspan {
+		return fspan{trace: trace, id: id, service: "shop", scope: "shop", name: name, kind: internal, startMs: startMs, endMs: endMs,
+			errMsg: "giving up", attrs: attrs}
+	}
+	const (
+		capacity = "a1111111111111111111111111111111"
+		capped   = "a2222222222222222222222222222222"
+		short    = "a3333333333333333333333333333333"
+		tokens   = "a4444444444444444444444444444444"
+		deadline = "a5555555555555555555555555555555"
+		open     = "a6666666666666666666666666666666"
+	)
+	f.add(loop(capacity, "b100000000000001", "reserve", 0, 400, nil))
+	f.add(get(capacity, "b100000000000002", "b100000000000001", 10, 20, 429))
+	f.add(get(capacity, "b100000000000003", "b100000000000001", 200, 210, 503))
+	f.add(loop(capped, "b200000000000001", "sync", 0, 900, nil))
+	for i, at := range []float64{10, 300, 600} {
+		f.add(get(capped, "b20000000000001"+strconv.Itoa(i), "b200000000000001", at, at+50, 500))
+	}
+	f.add(loop(short, "b300000000000001", "sync", 0, 400, nil))
+	f.add(get(short, "b300000000000011", "b300000000000001", 10, 60, 500))
+	f.add(get(short, "b300000000000012", "b300000000000001", 300, 350, 200))
+	chat := get(tokens, "b400000000000001", "", 0, 800, 200)
+	chat.attrs["gen_ai.response.finish_reasons"] = []string{"length"}
+	f.add(chat)
+	f.add(loop(deadline, "b500000000000001", "quote", 0, 2001, map[string]any{"retryscope.deadline_ms": 2000}))
+	f.add(get(deadline, "b500000000000002", "b500000000000001", 10, 900, 500))
+	f.add(get(deadline, "b500000000000003", "b500000000000001", 1200, 2000, 502))
+	f.add(get(open, "b600000000000002", "b600000000000001", 5000, 5050, 500))
+	f.add(get(open, "b600000000000003", "b600000000000001", 5300, 5350, 500))
+
+	st := fixtureStore(t, f)
+	got := outcomeDetails(t, st)
+	want := map[string]string{
+		capacity + ":b100000000000001": "no_capacity",
+		capped + ":b200000000000001":   "attempt_cap",
+		short + ":b300000000000001":    "",
+		tokens + ":b400000000000001":   "token_cap",
+		deadline + ":b500000000000001": "deadline",
+		open + ":b600000000000002":     "unfinished",
+	}
+	for id, w := range want {
+		if g, ok := got[id]; !ok || g != w {
+			t.Errorf("%s: outcome_detail %q (rebuilt %v), want %q", id, g, ok, w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d requests, want %d: %v", len(got), len(want), got)
 	}
 }

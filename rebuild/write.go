@@ -94,7 +94,7 @@ func (w *writer) write(r *model.Request, attempts []*model.Attempt) error {
 			a.StartNS, a.EndNS, a.ElapsedMs(), a.Outcome, trigger, a.Final,
 			nullInt(a.HTTPStatus), nullInt(a.GRPCStatus), nullString(a.ErrorType), nullFloat(a.RetryAfterS),
 			nullInt(a.InputTokens), nullInt(a.OutputTokens), nullFloat(a.TTFTMs), nullFloat(a.GapBeforeMs),
-			a.OverlapMs, nullInt(a.ServerEndNS), a.HiddenWorkMs, a.HiddenOutputTokens)
+			a.OverlapMs, nullInt(a.ServerEndNS), a.HiddenWorkMs, a.HiddenOutputTokens, nil, nil, nil, nil)
 		if err != nil {
 			return fmt.Errorf("write attempt %s:%s: %w", a.TraceID, a.SpanID, err)
 		}

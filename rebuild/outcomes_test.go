@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/testkit"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 // outcomeDetails reads outcome_detail by request.
@@ -140,5 +143,43 @@ func TestOutcomeRules(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("%d requests, want %d: %v", len(got), len(want), got)
+	}
+}
+
+// TestUpdateAddsNewColumns: a database rebuilt before outcome_detail and
+// the attempt phases existed gains them at its next update, filled for
+// every request.
+func TestUpdateAddsNewColumns(t *testing.T) {
+	cfg := shapeConfig([]gen.Shape{gen.ShapeExplicit}, 300, 3)
+	res, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := uint64(gen.DefaultStart.UnixNano())
+	paths := writeParts(t, gen.CutByEnd(res.Traces, []uint64{start + 8e9}))
+	ctx := context.Background()
+	st := testkit.Open(t)
+	if _, err := ingest.Run(ctx, st, paths[:1], ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rebuild.Rebuild(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Conn.ExecContext(ctx, `ALTER TABLE requests DROP COLUMN outcome_detail;
+		ALTER TABLE attempts DROP COLUMN queue_ms; ALTER TABLE attempts DROP COLUMN connect_ms;
+		ALTER TABLE attempts DROP COLUMN serve_ms; ALTER TABLE attempts DROP COLUMN generate_ms`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.Run(ctx, st, paths[1:], ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if did, err := rebuild.Ensure(ctx, st, rebuild.Options{}); err != nil || !did {
+		t.Fatalf("update: did %v, err %v", did, err)
+	}
+	if n := testkit.Count(t, st, `SELECT count(*) FROM requests WHERE outcome_detail IS NOT NULL`); n == 0 {
+		t.Error("no outcome_detail after the update")
+	}
+	if n := testkit.Count(t, st, `SELECT count(*) FROM attempts WHERE serve_ms IS NOT NULL`); n == 0 {
+		t.Error("no attempt phases after the update")
 	}
 }

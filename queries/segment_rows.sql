@@ -40,6 +40,10 @@
 --                       try, NULL for a single loop
 --   first_token_seen_ms the request's start to the first token of any of its
 --                       attempts (a failed or abandoned one included), or NULL
+--   queue_sum_ms, queue_n, connect_sum_ms, connect_n, serve_sum_ms,
+--   serve_n, generate_sum_ms, generate_n  each phase of the attempts
+--                       (attempts.queue_ms ...): its sum over the attempts
+--                       that show it, and how many do
 --   task_id             the task the request belongs to: its trace, or
 --                       (task marker) an attribute of its anchor span
 --   model, input_tokens, output_tokens  for spend: the model of the answer
@@ -48,6 +52,7 @@
 --   dim_1 ...           the request's value of each dimension
 WITH ordered AS (
     SELECT request_id, ordinal, elapsed_ms, is_final, input_tokens, output_tokens, gap_before_ms, tries, start_ns, ttft_ms,
+           queue_ms, connect_ms, serve_ms, generate_ms,
            lag(trigger) OVER (PARTITION BY request_id ORDER BY ordinal) = 'client_error' AS after_client_error
     FROM attempts
 ),
@@ -63,7 +68,11 @@ per_request AS (
            coalesce(max(output_tokens) FILTER (WHERE is_final), 0) AS final_output_tokens,
            max(elapsed_ms) FILTER (WHERE is_final) AS final_attempt_ms,
            max(tries[len(tries)]) FILTER (WHERE len(tries) >= 2) AS sdk_attempts_max,
-           min(start_ns + ttft_ms * 1e6) AS first_token_at_ns
+           min(start_ns + ttft_ms * 1e6) AS first_token_at_ns,
+           coalesce(sum(queue_ms ORDER BY ordinal), 0) AS queue_sum_ms, count(queue_ms) AS queue_n,
+           coalesce(sum(connect_ms ORDER BY ordinal), 0) AS connect_sum_ms, count(connect_ms) AS connect_n,
+           coalesce(sum(serve_ms ORDER BY ordinal), 0) AS serve_sum_ms, count(serve_ms) AS serve_n,
+           coalesce(sum(generate_ms ORDER BY ordinal), 0) AS generate_sum_ms, count(generate_ms) AS generate_n
     FROM ordered
     GROUP BY request_id
 )
@@ -92,6 +101,10 @@ SELECT r.start_ns,
        a.sdk_attempts_max,
        (a.first_token_at_ns - r.start_ns) / 1e6 AS first_token_seen_ms,
        coalesce(/*task*/ r.trace_id) AS task_id,
+       coalesce(a.queue_sum_ms, 0) AS queue_sum_ms, coalesce(a.queue_n, 0) AS queue_n,
+       coalesce(a.connect_sum_ms, 0) AS connect_sum_ms, coalesce(a.connect_n, 0) AS connect_n,
+       coalesce(a.serve_sum_ms, 0) AS serve_sum_ms, coalesce(a.serve_n, 0) AS serve_n,
+       coalesce(a.generate_sum_ms, 0) AS generate_sum_ms, coalesce(a.generate_n, 0) AS generate_n,
        coalesce(r.final_model, r.model) AS model,
        r.input_tokens,
        r.output_tokens,

@@ -393,6 +393,14 @@ func (rep *Report) segmentRow(t *Table, labels []string, rolledUp bool, cohorts 
 	r.add("nested_requests", "nested", count(m.NestedRequests))
 	r.add("app_tries_max", "app tries", count(m.AppTriesMax))
 	r.add("sdk_attempts_max", "sdk att", count(m.SDKAttemptsMax))
+	for _, ph := range []struct {
+		key string
+		p   segment.Phase
+	}{{"queue", m.AttemptPhases.Queue}, {"connect", m.AttemptPhases.Connect}, {"serve", m.AttemptPhases.Serve},
+		{"generate", m.AttemptPhases.Generate}} {
+		r.add("attempt_"+ph.key+"_n", ph.key+" n", count(ph.p.N))
+		r.add("attempt_"+ph.key+"_mean_ms", ph.key, maybe(Ms, ph.p.MeanMs))
+	}
 	r.add("tasks", "tasks", count(m.Tasks))
 	r.add("task_requests", "task reqs", count(m.TaskRequests))
 	r.add("task_calls_max", "max calls", count(m.TaskCallsMax))
@@ -474,6 +482,12 @@ func (rep *Report) segmentGroups() []Group {
 		"outcome_deadline", "deadline", "outcome_no_capacity", "no cap", "outcome_cancelled", "cancel",
 		"outcome_unfinished", "unfin", "abandoned_streams", "aband", "spend_usd", "spend",
 		"nested_requests", "nested", "app_tries_max", "app", "sdk_attempts_max", "sdk"))
+	if ph := w.AttemptPhases; ph.Serve.N > 0 || ph.Generate.N > 0 || ph.Connect.N > 0 {
+		groups = append(groups, g("Segments by "+by+": attempt time as queue + connect + serve + generate (mean where shown)",
+			"attempt_queue_n", "queue n", "attempt_queue_mean_ms", "queue", "attempt_connect_n", "conn n",
+			"attempt_connect_mean_ms", "connect", "attempt_serve_mean_ms", "serve", "attempt_generate_n", "gen n",
+			"attempt_generate_mean_ms", "generate"))
+	}
 	if w.Tasks > 0 {
 		groups = append(groups, g("Segments by "+by+": tasks of several requests (a trace or --task-key)", "tasks", "tasks",
 			"task_requests", "requests", "task_calls_max", "most calls", "task_attempts_max", "most attempts",

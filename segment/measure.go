@@ -85,6 +85,9 @@ type Measures struct {
 	TaskCallsMax      int   `json:"task_calls_max"`
 	TaskAttemptsMax   int64 `json:"task_attempts_max"`
 	TaskWorstAttempts int64 `json:"task_worst_attempts"`
+	// AttemptPhases are the attempts' time as T = Q + C + S + G, where
+	// their telemetry shows it (attempts.queue_ms ...).
+	AttemptPhases AttemptPhases `json:"attempt_phases"`
 	// SpendUSD is what the requests' tokens cost at the price table
 	// (report --prices), DuplicatedSpendUSD what the duplicated input and
 	// output tokens cost; UnpricedRequests counts requests with tokens
@@ -117,6 +120,31 @@ type Measures struct {
 	// AddedLatency is present when a baseline kind was asked for and the
 	// baselines table exists.
 	AddedLatency *AddedLatency `json:"added_latency,omitempty"`
+}
+
+// AttemptPhases summarise each phase of the attempts of a set of requests.
+type AttemptPhases struct {
+	Queue    Phase `json:"queue"`
+	Connect  Phase `json:"connect"`
+	Serve    Phase `json:"serve"`
+	Generate Phase `json:"generate"`
+}
+
+// Phase is one phase of attempts: how many attempts show it and its mean
+// over them (null when none does).
+type Phase struct {
+	N      int64    `json:"n"`
+	MeanMs *float64 `json:"mean_ms"`
+	sum    float64
+}
+
+func (p *Phase) add(sumMs float64, n int64) {
+	p.N += n
+	p.sum += sumMs
+	if p.N > 0 {
+		v := p.sum / float64(p.N)
+		p.MeanMs = &v
+	}
 }
 
 // Outcomes counts requests by outcome_detail (queries/rebuild_outcomes.sql
@@ -156,6 +184,9 @@ func (o *Outcomes) add(detail string) {
 // and spend to m.
 func (s *stats) outcomesAndWaste(m *Measures, r *reqRow) {
 	m.Outcomes.add(r.detail)
+	for i, p := range []*Phase{&m.AttemptPhases.Queue, &m.AttemptPhases.Connect, &m.AttemptPhases.Serve, &m.AttemptPhases.Generate} {
+		p.add(r.phaseMs[i], r.phaseN[i])
+	}
 	if r.detail == "deadline" {
 		m.Outcomes.DeadlineAttempts += int64(r.attempts)
 		m.Outcomes.DeadlineMs += r.latency

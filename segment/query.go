@@ -184,6 +184,10 @@ type reqRow struct {
 	input, output int64
 	// task identifies the request's task.
 	task string
+	// phaseMs, phaseN: queue, connect, serve and generate time summed over
+	// the attempts that show each, and how many do.
+	phaseMs [4]float64
+	phaseN  [4]int64
 	// firstTokenSeen: start to the first token of any attempt, NaN for none.
 	firstTokenSeen float64
 	attempts       int32
@@ -237,7 +241,8 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	)
 	dest := []any{&r.startNs, &r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &r.dup, &first, &second,
 		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &ceRetries, &ceMs, &ceTokens,
-		&detail, &r.finalTokens, &finalMs, &r.loops, &r.appTries, &sdkMax, &seen, &r.task, &mdl, &r.input, &r.output, &l0, &prov}
+		&detail, &r.finalTokens, &finalMs, &r.loops, &r.appTries, &sdkMax, &seen, &r.task,
+		&r.phaseMs[0], &r.phaseN[0], &r.phaseMs[1], &r.phaseN[1], &r.phaseMs[2], &r.phaseN[2], &r.phaseMs[3], &r.phaseN[3], &mdl, &r.input, &r.output, &l0, &prov}
 	for i := range dims {
 		dest = append(dest, &dims[i])
 	}

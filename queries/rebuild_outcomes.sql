@@ -2,6 +2,10 @@
 -- beside its outcome (ok | error, unchanged), wherever the spans let it be
 -- inferred; NULL otherwise (every ok request but a token_cap one, and the
 -- failures no rule below explains). The first rule that holds wins:
+--   (stated)     failed, and its anchor span states why its loop gave up
+--                (retryscope.exhausted.reason: attempt_cap, deadline,
+--                no_progress, token_cap or no_capacity); the only way to
+--                learn no_progress (the loop saw attempts repeat themselves)
 --   unfinished   failed, its anchor names a parent span that was never
 --                exported (the logical span had not ended), and the dump's
 --                last span ends less than $1 (the split window, ns) after
@@ -39,6 +43,9 @@ FROM (
     )
     SELECT r.request_id,
            CASE
+               WHEN r.outcome = 'error' AND anchor.attributes['retryscope.exhausted.reason']
+                    IN ('attempt_cap', 'deadline', 'no_progress', 'token_cap', 'no_capacity')
+                    THEN anchor.attributes['retryscope.exhausted.reason']
                WHEN r.outcome = 'error' AND coalesce(anchor.parent_span_id, '') <> '' AND parent.span_id IS NULL
                     AND (SELECT end_ns FROM dump) - r.end_ns < $1 THEN 'unfinished'
                WHEN r.outcome = 'error' AND r.final_trigger = 'cancelled' THEN 'cancelled'

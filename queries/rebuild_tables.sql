@@ -56,8 +56,9 @@
 --                   hidden_output_tokens
 --   attached_to     orphans: the trace root span they were attached to
 --   outcome_detail  what ended the request, beside outcome (ok/error), where
---                   the spans let it be inferred, else NULL: unfinished,
---                   cancelled, deadline, token_cap, no_capacity, attempt_cap
+--                   the spans let it be inferred or state it, else NULL:
+--                   unfinished, cancelled, deadline, no_progress, token_cap,
+--                   no_capacity, attempt_cap
 --                   (queries/rebuild_outcomes.sql sets it after the rebuild)
 CREATE OR REPLACE TABLE attempts (
     request_id     VARCHAR NOT NULL,

@@ -82,7 +82,7 @@ func TestOutcomePathologies(t *testing.T) {
 // every attempt turned away (429, 503), the cap the other requests of the
 // loop show, an answer cut at the token cap, a deadline on the logical
 // span, and a retry loop whose logical span had not ended when the dump
-// was cut.
+// was cut; and a reason the loop states itself (no_progress).
 func TestOutcomeRules(t *testing.T) {
 	f := newFixture()
 	get := func(trace, id, parent string, startMs, endMs float64, status int) fspan {
@@ -106,6 +106,7 @@ func TestOutcomeRules(t *testing.T) {
 		tokens   = "a4444444444444444444444444444444"
 		deadline = "a5555555555555555555555555555555"
 		open     = "a6666666666666666666666666666666"
+		stuck    = "a7777777777777777777777777777777"
 	)
 	f.add(loop(capacity, "b100000000000001", "reserve", 0, 400, nil))
 	f.add(get(capacity, "b100000000000002", "b100000000000001", 10, 20, 429))
@@ -126,6 +127,10 @@ func TestOutcomeRules(t *testing.T) {
 	f.add(get(open, "b600000000000002", "b600000000000001", 5000, 5050, 500))
 	f.add(get(open, "b600000000000003", "b600000000000001", 5300, 5350, 500))
 
+	f.add(loop(stuck, "b700000000000001", "extract", 0, 400, map[string]any{"retryscope.exhausted.reason": "no_progress"}))
+	f.add(get(stuck, "b700000000000002", "b700000000000001", 10, 60, 500))
+	f.add(get(stuck, "b700000000000003", "b700000000000001", 300, 350, 500))
+
 	st := fixtureStore(t, f)
 	got := outcomeDetails(t, st)
 	want := map[string]string{
@@ -135,6 +140,7 @@ func TestOutcomeRules(t *testing.T) {
 		tokens + ":b400000000000001":   "token_cap",
 		deadline + ":b500000000000001": "deadline",
 		open + ":b600000000000002":     "unfinished",
+		stuck + ":b700000000000001":    "no_progress",
 	}
 	for id, w := range want {
 		if g, ok := got[id]; !ok || g != w {

@@ -156,6 +156,7 @@ type Outcomes struct {
 	TokenCap   int `json:"token_cap"`
 	Cancelled  int `json:"cancelled"`
 	Unfinished int `json:"unfinished"`
+	NoProgress int `json:"no_progress"`
 	// DeadlineAttempts and DeadlineMs are the attempts and the latency of
 	// the requests the deadline ended.
 	DeadlineAttempts int64   `json:"deadline_attempts"`
@@ -177,6 +178,8 @@ func (o *Outcomes) add(detail string) {
 		o.Cancelled++
 	case "unfinished":
 		o.Unfinished++
+	case "no_progress":
+		o.NoProgress++
 	}
 }
 

@@ -153,8 +153,8 @@ func TestOutcomeRules(t *testing.T) {
 }
 
 // TestUpdateAddsNewColumns: a database rebuilt before outcome_detail and
-// the attempt phases existed gains them at its next update, filled for
-// every request.
+// the attempt phases existed is rebuilt in full by the next Ensure, which
+// fills them.
 func TestUpdateAddsNewColumns(t *testing.T) {
 	cfg := shapeConfig([]gen.Shape{gen.ShapeExplicit}, 300, 3)
 	res, err := gen.Generate(cfg)
@@ -175,6 +175,10 @@ func TestUpdateAddsNewColumns(t *testing.T) {
 		ALTER TABLE attempts DROP COLUMN queue_ms; ALTER TABLE attempts DROP COLUMN connect_ms;
 		ALTER TABLE attempts DROP COLUMN serve_ms; ALTER TABLE attempts DROP COLUMN generate_ms`); err != nil {
 		t.Fatal(err)
+	}
+	// No new file: the old tables alone must make Ensure rebuild.
+	if did, err := rebuild.Ensure(ctx, st, rebuild.Options{}); err != nil || !did {
+		t.Fatalf("ensure: did %v, err %v", did, err)
 	}
 	if _, err := ingest.Run(ctx, st, paths[1:], ingest.Options{}); err != nil {
 		t.Fatal(err)

@@ -138,15 +138,9 @@ func Run(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 // The requests of those traces are replaced; the rest stay as they were.
 func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) (Stats, error) {
 	var stats Stats
-	// Databases from before retention kept the derived tables lack it;
-	// those from before outcome_detail and the attempt phases lack them.
+	// Databases from before retention kept the derived tables lack it.
 	if _, err := st.Conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS rebuild_pending (trace_id VARCHAR NOT NULL);
-		CREATE TABLE IF NOT EXISTS parent_cycles (trace_id VARCHAR NOT NULL, span_id VARCHAR NOT NULL, parent_span_id VARCHAR NOT NULL);
-		ALTER TABLE requests ADD COLUMN IF NOT EXISTS outcome_detail VARCHAR;
-		ALTER TABLE attempts ADD COLUMN IF NOT EXISTS queue_ms DOUBLE;
-		ALTER TABLE attempts ADD COLUMN IF NOT EXISTS connect_ms DOUBLE;
-		ALTER TABLE attempts ADD COLUMN IF NOT EXISTS serve_ms DOUBLE;
-		ALTER TABLE attempts ADD COLUMN IF NOT EXISTS generate_ms DOUBLE`); err != nil {
+		CREATE TABLE IF NOT EXISTS parent_cycles (trace_id VARCHAR NOT NULL, span_id VARCHAR NOT NULL, parent_span_id VARCHAR NOT NULL)`); err != nil {
 		return Stats{}, err
 	}
 	if err := st.ExecScript(ctx, "rebuild_scope", sinceFile, int64(opt.SplitWindow)); err != nil {
@@ -317,7 +311,8 @@ func lastState(ctx context.Context, conn *sql.Conn, opt Options) (sourceState, b
 		return sourceState{}, false, err
 	}
 	var cols int
-	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_columns() WHERE table_name = 'rebuild_state' AND column_name = 'max_file_id'`).Scan(&cols); err != nil || cols == 0 {
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_columns() WHERE schema_name = 'main'
+		AND (table_name, column_name) IN (('rebuild_state', 'max_file_id'), ('requests', 'outcome_detail'), ('attempts', 'generate_ms'))`).Scan(&cols); err != nil || cols < 3 {
 		return sourceState{}, false, err // built by an older version: rebuild
 	}
 	var s sourceState

@@ -21,7 +21,7 @@ func deadlineExhausted(_ context.Context, _ *store.Store, _ model.Window, _ *seg
 		out = append(out, Finding{
 			Kind:    "deadline_exhausted",
 			Segment: s.By,
-			Problem: fmt.Sprintf("%d requests ran into their deadline while retrying and failed after %d attempts in all",
+			Problem: fmt.Sprintf("%d requests ran out of their deadline and failed, after %d attempts in all",
 				o.Deadline, o.DeadlineAttempts),
 			Evidence: []Evidence{
 				{Name: "requests ended by the deadline", Value: float64(o.Deadline), Unit: "count"},
@@ -48,7 +48,7 @@ func abandonedStreams(_ context.Context, _ *store.Store, _ model.Window, _ *segm
 		out = append(out, Finding{
 			Kind:    "abandoned_streams",
 			Segment: s.By,
-			Problem: fmt.Sprintf("the client stopped reading %d streams part-way and cancelled them, throwing away %d output tokens",
+			Problem: fmt.Sprintf("%d streams were cancelled part-way by the client, which threw away the %d output tokens it had read",
 				s.AbandonedStreams, s.AbandonedStreamTokens),
 			Evidence: []Evidence{
 				{Name: "abandoned streams", Value: float64(s.AbandonedStreams), Unit: "count"},

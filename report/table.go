@@ -482,7 +482,7 @@ func (rep *Report) segmentGroups() []Group {
 		"hidden_work_ms", "hidden", "hidden_output_tokens", "hidden tok", "duplicated_spend_usd", "dup spend"))
 	groups = append(groups, g("Segments by "+by+": how requests ended, spend, nesting", "outcome_attempt_cap", "cap",
 		"outcome_deadline", "deadline", "outcome_no_capacity", "no cap", "outcome_cancelled", "cancel",
-		"outcome_unfinished", "unfin", "abandoned_streams", "aband", "spend_usd", "spend",
+		"outcome_unfinished", "unfin", "spend_usd", "spend",
 		"nested_requests", "nested", "app_tries_max", "app", "sdk_attempts_max", "sdk"))
 	if ph := w.AttemptPhases; ph.Serve.N > 0 || ph.Generate.N > 0 || ph.Connect.N > 0 {
 		groups = append(groups, g("Segments by "+by+": attempt time as queue + connect + serve + generate (mean where shown)",

@@ -12,6 +12,7 @@ SELECT
     a.outcome, a.trigger, a.is_final, a.http_status, a.grpc_status, a.error_type,
     a.retry_after_s, a.input_tokens, a.output_tokens, a.ttft_ms,
     a.gap_before_ms, a.overlap_ms, a.server_end_ns, a.hidden_work_ms,
+    a.queue_ms, a.connect_ms, a.serve_ms, a.generate_ms,
     CAST(make_timestamp(r.start_ns // 1000) AS DATE) AS date
 FROM attempts a
 JOIN export_scope r USING (request_id)

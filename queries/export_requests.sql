@@ -20,6 +20,7 @@ SELECT
     coalesce(h.client_error_retries, 0) AS client_error_retries,
     coalesce(h.retry_after_ignored, 0) AS retry_after_ignored,
     coalesce(h.retry_after_early_ms, 0) AS retry_after_early_ms,
+    outcome_detail,
     CAST(make_timestamp(start_ns // 1000) AS DATE) AS date
 FROM export_scope
 LEFT JOIN (

@@ -1,10 +1,11 @@
 -- segment_rows: one row per logical request that started in [$1, $2)
 -- (Unix ns), with what the segment measures need. package segment
--- replaces four marker comments (the baseline, dims, joins and where
--- markers below) with fixed expressions of its own; the user-given parts
+-- replaces five marker comments (the baseline, task, dims, joins and
+-- where markers below) with fixed expressions of its own; the user-given parts
 -- of those (attribute names, bucket edges and labels, filter values,
 -- the baseline kind) are bound as further $N parameters, never spliced:
 --   baseline  b.l0_ms, b.provenance in place of the NULL pair
+--   task      the task attribute of the anchor span, before the trace id
 --   dims      one VARCHAR column per dimension, dim_1, dim_2, ...
 --   joins     the anchor span (alias s) and the chosen baseline (alias b)
 --             when a dimension or the baseline needs them
@@ -48,10 +49,28 @@
 --                       (after a response without Retry-After; hedges, which
 --                       overlap, left out), in ordinal order, or NULL
 --   retry_starts_ns     the start of every attempt but the first, or NULL
+--   outcome_detail      what ended the request beyond ok/error, or NULL
+--   final_output_tokens, final_attempt_ms  output tokens and elapsed time
+--                       of the final attempt (an abandoned stream's waste)
+--   retry_loops         retry loops one inside the other (len(layer_counts))
+--   app_tries           tries of the outermost loop (layer_counts[1])
+--   sdk_attempts_max    most tries of the innermost loop within one outer
+--                       try, NULL for a single loop
+--   first_token_seen_ms the request's start to the first token of any of its
+--                       attempts (a failed or abandoned one included), or NULL
+--   queue_sum_ms, queue_n, connect_sum_ms, connect_n, serve_sum_ms,
+--   serve_n, generate_sum_ms, generate_n  each phase of the attempts
+--                       (attempts.queue_ms ...): its sum over the attempts
+--                       that show it, and how many do
+--   task_id             the task the request belongs to: its trace, or
+--                       (task marker) an attribute of its anchor span
+--   model, input_tokens, output_tokens  for spend: the model of the answer
+--                       used (else the one asked for) and all usage
 --   l0_ms, provenance   the baseline's L0 and provenance, NULL without one
 --   dim_1 ...           the request's value of each dimension
 WITH ordered AS (
     SELECT request_id, ordinal, elapsed_ms, is_final, input_tokens, output_tokens, gap_before_ms, route, outcome,
+           tries, start_ns, ttft_ms, queue_ms, connect_ms, serve_ms, generate_ms,
            lag(trigger) OVER (PARTITION BY request_id ORDER BY ordinal) = 'client_error' AS after_client_error,
            ordinal > 1 AND route IS NOT DISTINCT FROM first_value(route) OVER (PARTITION BY request_id ORDER BY ordinal) AS same_route_retry,
            ordinal > 1 AND route IS DISTINCT FROM first_value(route) OVER (PARTITION BY request_id ORDER BY ordinal) AS alternate_route_retry,
@@ -74,7 +93,15 @@ per_request AS (
            coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FILTER (WHERE same_route_retry AND NOT attempt_ok), 0) AS same_route_failed_tokens,
            count(*) FILTER (WHERE alternate_route_retry) AS alternate_route_retries,
            count(*) FILTER (WHERE alternate_route_retry AND attempt_ok) AS alternate_route_retry_ok,
-           coalesce(sum(elapsed_ms + greatest(coalesce(gap_before_ms, 0), 0) ORDER BY ordinal) FILTER (WHERE alternate_route_retry), 0) AS alternate_route_retry_ms
+           coalesce(sum(elapsed_ms + greatest(coalesce(gap_before_ms, 0), 0) ORDER BY ordinal) FILTER (WHERE alternate_route_retry), 0) AS alternate_route_retry_ms,
+           coalesce(max(output_tokens) FILTER (WHERE is_final), 0) AS final_output_tokens,
+           max(elapsed_ms) FILTER (WHERE is_final) AS final_attempt_ms,
+           max(tries[len(tries)]) FILTER (WHERE len(tries) >= 2) AS sdk_attempts_max,
+           min(start_ns + ttft_ms * 1e6) AS first_token_at_ns,
+           coalesce(sum(queue_ms ORDER BY ordinal), 0) AS queue_sum_ms, count(queue_ms) AS queue_n,
+           coalesce(sum(connect_ms ORDER BY ordinal), 0) AS connect_sum_ms, count(connect_ms) AS connect_n,
+           coalesce(sum(serve_ms ORDER BY ordinal), 0) AS serve_sum_ms, count(serve_ms) AS serve_n,
+           coalesce(sum(generate_ms ORDER BY ordinal), 0) AS generate_sum_ms, count(generate_ms) AS generate_n
     FROM ordered
     GROUP BY request_id
 ),
@@ -115,6 +142,21 @@ SELECT r.start_ns,
        a.alternate_route_retries, a.alternate_route_retry_ok, a.alternate_route_retry_ms,
        h.retry_after_retries, h.retry_after_ignored, h.retry_after_early_ms, h.retry_after_ignored_ms,
        h.retry_gaps_ms, h.retry_starts_ns,
+       r.outcome_detail,
+       coalesce(a.final_output_tokens, 0) AS final_output_tokens,
+       a.final_attempt_ms,
+       coalesce(len(r.layer_counts), 1) AS retry_loops,
+       coalesce(r.layer_counts[1], r.attempts) AS app_tries,
+       a.sdk_attempts_max,
+       (a.first_token_at_ns - r.start_ns) / 1e6 AS first_token_seen_ms,
+       coalesce(/*task*/ r.trace_id) AS task_id,
+       coalesce(a.queue_sum_ms, 0) AS queue_sum_ms, coalesce(a.queue_n, 0) AS queue_n,
+       coalesce(a.connect_sum_ms, 0) AS connect_sum_ms, coalesce(a.connect_n, 0) AS connect_n,
+       coalesce(a.serve_sum_ms, 0) AS serve_sum_ms, coalesce(a.serve_n, 0) AS serve_n,
+       coalesce(a.generate_sum_ms, 0) AS generate_sum_ms, coalesce(a.generate_n, 0) AS generate_n,
+       coalesce(r.final_model, r.model) AS model,
+       r.input_tokens,
+       r.output_tokens,
        /*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance
        /*dims*/
 FROM requests r

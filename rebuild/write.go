@@ -25,13 +25,15 @@ var (
 		"start_ns", "end_ns", "latency_ms", "attempts", "layers", "layer_counts",
 		"outcome", "final_trigger", "triggers", "t_failed_ms", "backoff_ms", "overhead_ms",
 		"gap_ms", "gap_split", "t_final_ms", "residual_ms", "ttft_ms", "generation_ms",
-		"input_tokens", "output_tokens", "duplicated_output_tokens", "hidden_work_ms", "hidden_output_tokens", "attached_to"}
+		"input_tokens", "output_tokens", "duplicated_output_tokens", "hidden_work_ms", "hidden_output_tokens", "attached_to",
+		"outcome_detail"}
 	attemptColumns = []string{"request_id", "trace_id", "span_id", "ordinal", "tries",
 		"service", "name", "route", "model", "operation",
 		"start_ns", "end_ns", "elapsed_ms", "outcome", "trigger", "is_final",
 		"http_status", "grpc_status", "error_type", "retry_after_s",
 		"input_tokens", "output_tokens", "ttft_ms", "gap_before_ms",
-		"overlap_ms", "server_end_ns", "hidden_work_ms", "hidden_output_tokens"}
+		"overlap_ms", "server_end_ns", "hidden_work_ms", "hidden_output_tokens",
+		"queue_ms", "connect_ms", "serve_ms", "generate_ms"}
 	alternativeColumns = []string{"request_id", "start_ns",
 		"d_requests", "d_retried", "d_retried_ok", "d_failed"}
 )
@@ -88,7 +90,7 @@ func (w *writer) write(r *model.Request, attempts []*model.Attempt) error {
 		r.StartNS, r.EndNS, r.LatencyMs, int32(r.Attempts), r.Layers, layerCounts,
 		r.Outcome, finalTrigger, r.Triggers, r.TFailedMs, nullFloat(r.BackoffMs), nullFloat(r.OverheadMs),
 		r.GapMs, r.GapSplit, r.TFinalMs, r.ResidualMs, nullFloat(r.TTFTMs), nullFloat(r.GenerationMs),
-		r.InputTokens, r.OutputTokens, r.DuplicatedOutputTokens, r.HiddenWorkMs, r.HiddenOutputTokens, nullString(r.AttachedTo))
+		r.InputTokens, r.OutputTokens, r.DuplicatedOutputTokens, r.HiddenWorkMs, r.HiddenOutputTokens, nullString(r.AttachedTo), nil)
 	if err != nil {
 		return fmt.Errorf("write request %s: %w", r.ID, err)
 	}
@@ -107,7 +109,7 @@ func (w *writer) write(r *model.Request, attempts []*model.Attempt) error {
 			a.StartNS, a.EndNS, a.ElapsedMs(), a.Outcome, trigger, a.Final,
 			nullInt(a.HTTPStatus), nullInt(a.GRPCStatus), nullString(a.ErrorType), nullFloat(a.RetryAfterS),
 			nullInt(a.InputTokens), nullInt(a.OutputTokens), nullFloat(a.TTFTMs), nullFloat(a.GapBeforeMs),
-			a.OverlapMs, nullInt(a.ServerEndNS), a.HiddenWorkMs, a.HiddenOutputTokens)
+			a.OverlapMs, nullInt(a.ServerEndNS), a.HiddenWorkMs, a.HiddenOutputTokens, nil, nil, nil, nil)
 		if err != nil {
 			return fmt.Errorf("write attempt %s:%s: %w", a.TraceID, a.SpanID, err)
 		}

@@ -176,6 +176,9 @@ var csvJSON = map[string]string{
 	"retry_after_ignored": "retry_after_ignored", "retry_after_early_ms": "retry_after_early_ms",
 	"retry_gaps": "retry_gaps", "retry_gap_fixed_share": "retry_gap_fixed_share",
 	"retry_peak_retries": "retry_peak.retries", "retry_peak_spread_ms": "retry_peak.spread_ms",
+	"spend_usd": "spend_usd", "duplicated_spend_usd": "duplicated_spend_usd", "outcome_deadline": "outcomes.deadline",
+	"outcome_cancelled": "outcomes.cancelled", "abandoned_stream_tokens": "abandoned_stream_tokens",
+	"nested_requests": "nested_requests", "sdk_attempts_max": "sdk_attempts_max",
 }
 
 // workloadJSON pairs the workload table's rows with their JSON keys.
@@ -186,6 +189,17 @@ var workloadJSON = [][2]string{
 	{"duplicated attempts", "duplicated_attempts"}, {"time in duplicated attempts", "duplicated_attempt_ms"},
 	{"duplicated input tokens", "duplicated_input_tokens"}, {"duplicated output tokens", "duplicated_output_tokens"},
 	{"hidden work", "hidden_work_ms"}, {"hidden output tokens", "hidden_output_tokens"},
+	{"spend (price table)", "spend_usd"}, {"spend in duplicated attempts", "duplicated_spend_usd"},
+	{"requests with tokens but no price", "unpriced_requests"}, {"failed at the attempt cap", "outcomes.attempt_cap"},
+	{"ended by a deadline", "outcomes.deadline"}, {"failed for want of capacity (429/503)", "outcomes.no_capacity"},
+	{"stopped at the output token cap", "outcomes.token_cap"}, {"cancelled by the client", "outcomes.cancelled"},
+	{"unfinished at the end of the dump", "outcomes.unfinished"},
+	{"gave up for want of progress (stated)", "outcomes.no_progress"}, {"streams abandoned part-way", "abandoned_streams"},
+	{"output tokens read from abandoned streams", "abandoned_stream_tokens"},
+	{"requests with nested retry loops", "nested_requests"}, {"most app tries seen (nested)", "app_tries_max"},
+	{"most SDK attempts in one app try (nested)", "sdk_attempts_max"},
+	{"tasks of several requests", "tasks"}, {"most requests in one task", "task_calls_max"},
+	{"most attempts in one task", "task_attempts_max"}, {"worst case attempts per task", "task_worst_attempts"},
 }
 
 // workloadKey is the JSON key of a workload table row, "" for none.
@@ -220,7 +234,7 @@ func sameValue(csvCell string, js any) bool {
 	return err == nil && f == js.(float64)
 }
 
-var shownFigure = regexp.MustCompile(`^([-+]?[0-9.]+)(ms|%|x)?$`)
+var shownFigure = regexp.MustCompile(`^\$?([-+]?[0-9.]+)(ms|%|x)?$`)
 
 // sameFigure reports whether a figure as shown is raw rounded the way its
 // unit is shown; "-" and "n<N" stand for an empty raw value, "" for a

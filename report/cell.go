@@ -19,6 +19,7 @@ const (
 	Times                // a ratio, shown as a multiplier
 	Number               // a plain figure
 	Decimal              // a plain figure to two decimals: a load, a rate
+	USD                  // US dollars
 )
 
 // Cell is one figure of a table: a value with its unit, a range of two
@@ -120,6 +121,11 @@ func format(u Unit, v float64) string {
 		return strconv.FormatFloat(v, 'f', 2, 64) + "x"
 	case Decimal:
 		return strconv.FormatFloat(v, 'f', 2, 64)
+	case USD:
+		if max(v, -v) >= 1 {
+			return "$" + strconv.FormatFloat(v, 'f', 2, 64)
+		}
+		return "$" + strconv.FormatFloat(v, 'f', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 4, 64)
 }

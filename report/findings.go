@@ -62,6 +62,7 @@ var detectors = []detector{
 	clientErrorRetries,
 	capAttempts, retryStorm, preferFallback,
 	ignoredRetryAfter, noJitter, retryLockstep,
+	deadlineExhausted, abandonedStreams, nestedRetryLoops,
 }
 
 // findings runs every detector over the window's requests segmented by

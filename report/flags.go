@@ -37,6 +37,8 @@ type Flags struct {
 	sortBy    string
 	p99Budget string
 	ampBudget string
+	prices    string
+	taskKey   string
 
 	opt Options
 }
@@ -62,6 +64,8 @@ func (r *Flags) Register(fs *pflag.FlagSet, outputFlag string) {
 	fs.StringVar(&r.sortBy, "sort", "retried_p99", "segment order: retried_p99, amplification, requests or key")
 	fs.StringVar(&r.p99Budget, "p99-budget", "none", "p99 latency the marginal yield's attempt ceiling keeps to (e.g. 2s, 800ms), or none")
 	fs.StringVar(&r.ampBudget, "amplification-budget", "none", "attempts per request the attempt ceiling keeps to (e.g. 1.2), or none")
+	fs.StringVar(&r.taskKey, "task-key", "", "anchor-span attribute naming the task a request belongs to (default: its trace)")
+	fs.StringVar(&r.prices, "prices", "", `price table for spend: JSON {"model": {"input_per_mtok": 2.5, "output_per_mtok": 10}}, USD per 1M tokens, over the built-in list prices (default: built-in only)`)
 }
 
 // Check validates the flags and resolves the format and the options.
@@ -118,6 +122,12 @@ func (r *Flags) Check() error {
 	}
 	if r.baseline != "all" && r.baseline != "none" {
 		spec.BaselineKind = r.baseline
+	}
+	spec.TaskKey = r.taskKey
+	if r.prices != "" {
+		if spec.Prices, err = LoadPrices(r.prices); err != nil {
+			return fmt.Errorf("--prices: %w", err)
+		}
 	}
 	r.opt.Segments, r.opt.Baseline, r.opt.FindingsOnly = spec, r.baseline, r.findings
 	return r.checkBudgets()

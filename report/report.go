@@ -154,6 +154,9 @@ const rangeMethod = "requests joined across traces by inference (split_inferred)
 // Build measures the requests of opt.Window in the derived tables of st.
 func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	spec := opt.Segments
+	if spec.Prices == nil {
+		spec.Prices = DefaultPrices()
+	}
 	spec.Since, spec.Until = time.Time{}, time.Time{}
 	if opt.Window.Since != 0 {
 		spec.Since = time.Unix(0, opt.Window.Since).UTC()
@@ -167,7 +170,8 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 
 	// The workload is the segment engine with no dimensions and no filter.
 	whole := segment.Spec{Since: spec.Since, Until: spec.Until, CI: spec.CI, Seed: spec.Seed,
-		Resamples: spec.Resamples, MinTail: spec.MinTail, BaselineKind: spec.BaselineKind, Samples: true}
+		Resamples: spec.Resamples, MinTail: spec.MinTail, BaselineKind: spec.BaselineKind, Samples: true, Prices: spec.Prices,
+		TaskKey: spec.TaskKey}
 	all, err := segment.Compute(ctx, st, whole)
 	if err != nil {
 		return nil, fmt.Errorf("workload: %w", err)

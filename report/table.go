@@ -134,6 +134,26 @@ func (rep *Report) workloadTable() Table {
 	add("duplicated output tokens", count(w.DuplicatedOutputTokens))
 	add("hidden work", value(Ms, w.HiddenWorkMs))
 	add("hidden output tokens", count(w.HiddenOutputTokens))
+	add("spend (price table)", value(USD, w.SpendUSD))
+	add("spend in duplicated attempts", value(USD, w.DuplicatedSpendUSD))
+	add("requests with tokens but no price", count(w.UnpricedRequests))
+	o := w.Outcomes
+	add("failed at the attempt cap", count(o.AttemptCap))
+	add("ended by a deadline", count(o.Deadline))
+	add("failed for want of capacity (429/503)", count(o.NoCapacity))
+	add("stopped at the output token cap", count(o.TokenCap))
+	add("cancelled by the client", count(o.Cancelled))
+	add("unfinished at the end of the dump", count(o.Unfinished))
+	add("gave up for want of progress (stated)", count(o.NoProgress))
+	add("streams abandoned part-way", count(w.AbandonedStreams))
+	add("output tokens read from abandoned streams", count(w.AbandonedStreamTokens))
+	add("requests with nested retry loops", count(w.NestedRequests))
+	add("most app tries seen (nested)", count(w.AppTriesMax))
+	add("most SDK attempts in one app try (nested)", count(w.SDKAttemptsMax))
+	add("tasks of several requests", count(w.Tasks))
+	add("most requests in one task", count(w.TaskCallsMax))
+	add("most attempts in one task", count(w.TaskAttemptsMax))
+	add("worst case attempts per task", count(w.TaskWorstAttempts))
 	if w.Ranges.Wide() {
 		r := w.Ranges
 		ranges := map[string]Cell{
@@ -181,8 +201,9 @@ func (rep *Report) latencyTable() Table {
 	}
 	split("end-to-end", w.LatencyMs)
 	split("ttft", w.TTFTMs)
-	split("generation", w.GenerationMs)
-	split("stream total", w.StreamTotalMs)
+	split("first token seen", w.FirstTokenSeenMs)
+	split("generation (token 1 → end)", w.GenerationMs)
+	split("total generation", w.StreamTotalMs)
 	split("first attempt", w.FirstAttemptMs)
 	add("second attempt", "retried", w.SecondAttemptMs)
 	t.Groups = []Group{{Title: "Latency", Keys: []string{"n", "mean", "p50", "p95", "p99"},
@@ -191,7 +212,9 @@ func (rep *Report) latencyTable() Table {
 		t.Groups = append(t.Groups, Group{Title: fmt.Sprintf("Latency: bootstrap 95%% CI of the tail (seed %d, %d resamples)",
 			rep.settings.seed, rep.settings.resamples), Keys: []string{"p95_ci", "p99_ci"}, Heads: []string{"p95 95% CI", "p99 95% CI"}})
 	}
-	t.Notes = []string{"generation: first token to the end of the answer used; stream total: the request's start to that end.",
+	t.Notes = []string{"ttft: the request's start to the first token of the answer used; first token seen: to the first " +
+		"token of any attempt; generation: the answer used's first token to its end; total generation: the request's " +
+		"start to the end of the stream used, retries included.",
 		"percentiles: " + model.PercentileDefinition + "."}
 	return t
 }
@@ -319,6 +342,8 @@ var dists = []struct {
 	{"generation_retried", func(m *segment.Measures) model.Summary { return m.GenerationMs.Retried }},
 	{"stream_total_all", func(m *segment.Measures) model.Summary { return m.StreamTotalMs.All }},
 	{"stream_total_retried", func(m *segment.Measures) model.Summary { return m.StreamTotalMs.Retried }},
+	{"first_token_seen_all", func(m *segment.Measures) model.Summary { return m.FirstTokenSeenMs.All }},
+	{"first_token_seen_retried", func(m *segment.Measures) model.Summary { return m.FirstTokenSeenMs.Retried }},
 	{"added", func(m *segment.Measures) model.Summary {
 		if m.AddedLatency == nil {
 			return model.Summary{}
@@ -365,6 +390,35 @@ func (rep *Report) segmentRow(t *Table, labels []string, rolledUp bool, cohorts 
 	r.add("alternate_route_retry_success_rate", "alt ok", maybe(Share, rr.AlternateRouteRetrySuccessRate))
 	r.add("alternate_route_retry_added_ms", "alt time", maybe(Ms, rr.AlternateRouteRetryAddedMs))
 	hygieneCells(&r, m)
+	r.add("spend_usd", "spend", value(USD, m.SpendUSD))
+	r.add("duplicated_spend_usd", "dup spend", value(USD, m.DuplicatedSpendUSD))
+	r.add("unpriced_requests", "unpriced", count(m.UnpricedRequests))
+	r.add("outcome_attempt_cap", "cap", count(m.Outcomes.AttemptCap))
+	r.add("outcome_deadline", "deadline", count(m.Outcomes.Deadline))
+	r.add("outcome_no_capacity", "no cap", count(m.Outcomes.NoCapacity))
+	r.add("outcome_token_cap", "tok cap", count(m.Outcomes.TokenCap))
+	r.add("outcome_cancelled", "cancel", count(m.Outcomes.Cancelled))
+	r.add("outcome_unfinished", "unfin", count(m.Outcomes.Unfinished))
+	r.add("outcome_no_progress", "no prog", count(m.Outcomes.NoProgress))
+	r.add("abandoned_streams", "abandoned", count(m.AbandonedStreams))
+	r.add("abandoned_stream_tokens", "aband tok", count(m.AbandonedStreamTokens))
+	r.add("abandoned_stream_ms", "aband time", value(Ms, m.AbandonedStreamMs))
+	r.add("nested_requests", "nested", count(m.NestedRequests))
+	r.add("app_tries_max", "app tries", count(m.AppTriesMax))
+	r.add("sdk_attempts_max", "sdk att", count(m.SDKAttemptsMax))
+	for _, ph := range []struct {
+		key string
+		p   segment.Phase
+	}{{"queue", m.AttemptPhases.Queue}, {"connect", m.AttemptPhases.Connect}, {"serve", m.AttemptPhases.Serve},
+		{"generate", m.AttemptPhases.Generate}} {
+		r.add("attempt_"+ph.key+"_n", ph.key+" n", count(ph.p.N))
+		r.add("attempt_"+ph.key+"_mean_ms", ph.key, maybe(Ms, ph.p.MeanMs))
+	}
+	r.add("tasks", "tasks", count(m.Tasks))
+	r.add("task_requests", "task reqs", count(m.TaskRequests))
+	r.add("task_calls_max", "max calls", count(m.TaskCallsMax))
+	r.add("task_attempts_max", "max att", count(m.TaskAttemptsMax))
+	r.add("task_worst_attempts", "worst", count(m.TaskWorstAttempts))
 	var mv *segment.Movement = m.TailMovement.P99
 	if mv != nil {
 		r.add("tail_p99_ms", "Δp99", value(SignedMs, mv.Ms))
@@ -432,17 +486,32 @@ func (rep *Report) segmentGroups() []Group {
 	if w.TTFTMs.All.N > 0 || w.StreamTotalMs.All.N > 0 {
 		groups = append(groups, g("Segments by "+by+": streams", "ttft_all_p50_ms", "ttft p50", "ttft_all_p99_ms", "ttft p99",
 			"ttft_retried_p95_ms", "ttft p95 r", "generation_all_p50_ms", "gen p50", "generation_all_p99_ms", "gen p99",
-			"stream_total_all_p50_ms", "total p50", "stream_total_all_p99_ms", "total p99"))
+			"stream_total_all_p50_ms", "tot gen p50", "stream_total_all_p99_ms", "tot gen p99"))
 	}
 	groups = append(groups, g("Segments by "+by+": duplicated and hidden work", "duplicated_attempts", "dup att",
 		"duplicated_attempt_ms", "dup time", "duplicated_input_tokens", "dup in tok", "duplicated_output_tokens", "dup out tok",
-		"hidden_work_ms", "hidden", "hidden_output_tokens", "hidden tok"))
+		"hidden_work_ms", "hidden", "hidden_output_tokens", "hidden tok", "duplicated_spend_usd", "dup spend"))
 	if w.SameRouteRetries+w.AlternateRouteRetries > 0 {
 		groups = append(groups, g("Segments by "+by+": retries on the same route vs another route, per retry attempt",
 			"same_route_retries", "same", "same_route_retry_success_rate", "same ok", "same_route_retry_added_ms", "same time",
 			"alternate_route_retries", "alt", "alternate_route_retry_success_rate", "alt ok", "alternate_route_retry_added_ms", "alt time"))
 	}
 	groups = append(groups, hygieneGroup(by))
+	groups = append(groups, g("Segments by "+by+": how requests ended, spend, nesting", "outcome_attempt_cap", "cap",
+		"outcome_deadline", "deadline", "outcome_no_capacity", "no cap", "outcome_cancelled", "cancel",
+		"outcome_unfinished", "unfin", "spend_usd", "spend",
+		"nested_requests", "nested", "app_tries_max", "app", "sdk_attempts_max", "sdk"))
+	if ph := w.AttemptPhases; ph.Serve.N > 0 || ph.Generate.N > 0 || ph.Connect.N > 0 {
+		groups = append(groups, g("Segments by "+by+": attempt time as queue + connect + serve + generate (mean where shown)",
+			"attempt_queue_n", "queue n", "attempt_queue_mean_ms", "queue", "attempt_connect_n", "conn n",
+			"attempt_connect_mean_ms", "connect", "attempt_serve_mean_ms", "serve", "attempt_generate_n", "gen n",
+			"attempt_generate_mean_ms", "generate"))
+	}
+	if w.Tasks > 0 {
+		groups = append(groups, g("Segments by "+by+": tasks of several requests (a trace or --task-key)", "tasks", "tasks",
+			"task_requests", "requests", "task_calls_max", "most calls", "task_attempts_max", "most attempts",
+			"task_worst_attempts", "worst case"))
+	}
 	if kind := rep.settings.baseline; kind != "" {
 		prov := "no provenance"
 		if a := w.AddedLatency; a != nil && len(a.Provenance) > 0 {

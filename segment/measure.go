@@ -20,11 +20,14 @@ type Measures struct {
 	RetryRate       float64 `json:"retry_rate"`    // share with more than one attempt
 	// RetrySuccessRate is the share of retried requests that finally
 	// succeeded; null when none was retried.
-	RetrySuccessRate       *float64 `json:"retry_success_rate"`
-	FinalFailureRate       float64  `json:"final_failure_rate"`
-	LatencyMs              Split    `json:"latency_ms"`
-	TTFTMs                 Split    `json:"ttft_ms"` // streams with a first token
-	DuplicatedOutputTokens int64    `json:"duplicated_output_tokens"`
+	RetrySuccessRate *float64 `json:"retry_success_rate"`
+	FinalFailureRate float64  `json:"final_failure_rate"`
+	LatencyMs        Split    `json:"latency_ms"`
+	// TTFTMs is the time to first token of the answer used: the logical
+	// request's start to the first token of its final attempt, for
+	// streams that succeeded.
+	TTFTMs                 Split `json:"ttft_ms"`
+	DuplicatedOutputTokens int64 `json:"duplicated_output_tokens"`
 	// Retried counts the requests with more than one attempt, Rescued
 	// those of them that finally succeeded.
 	Retried int `json:"retried_requests"`
@@ -53,23 +56,204 @@ type Measures struct {
 	RouteRetries
 	// Hygiene are the other retry-hygiene measures, their keys inline.
 	Hygiene
+	// Outcomes counts the requests by what ended them, beside ok/error
+	// (the requests table's outcome_detail).
+	Outcomes Outcomes `json:"outcomes"`
+	// AbandonedStreams counts the streams the client stopped reading after
+	// their first token and cancelled (outcome_detail cancelled, a stream);
+	// AbandonedStreamTokens are the output tokens it had read and threw
+	// away, AbandonedStreamMs the client time of those cancelled attempts.
+	AbandonedStreams      int     `json:"abandoned_streams"`
+	AbandonedStreamTokens int64   `json:"abandoned_stream_tokens"`
+	AbandonedStreamMs     float64 `json:"abandoned_stream_ms"`
+	// NestedRequests counts the requests made by two or more retry loops
+	// one inside the other (an app loop around SDK calls), NestedAttempts
+	// their attempts. AppTriesMax is the most tries of the outer loop seen
+	// and SDKAttemptsMax the most attempts of the innermost loop in one
+	// outer try: their product is the worst case per request they imply.
+	// NestedDuplicatedMs and NestedDuplicatedTokens are the client time
+	// and the input and output tokens of their duplicated attempts.
+	NestedRequests         int     `json:"nested_requests"`
+	NestedAttempts         int64   `json:"nested_attempts"`
+	AppTriesMax            int     `json:"app_tries_max"`
+	SDKAttemptsMax         int     `json:"sdk_attempts_max"`
+	NestedDuplicatedMs     float64 `json:"nested_duplicated_ms"`
+	NestedDuplicatedTokens int64   `json:"nested_duplicated_tokens"`
+	// Tasks counts the tasks of two or more logical requests (requests
+	// sharing a trace, or the task attribute Spec.TaskKey names) and
+	// TaskRequests their requests; TaskCallsMax is the most requests in
+	// one task and TaskAttemptsMax the most attempts; TaskWorstAttempts is
+	// the worst case they imply: TaskCallsMax × the most attempts any one
+	// request made (e.g. 4 calls × 3 app tries × 3 SDK attempts = 36).
+	Tasks             int   `json:"tasks"`
+	TaskRequests      int   `json:"task_requests"`
+	TaskCallsMax      int   `json:"task_calls_max"`
+	TaskAttemptsMax   int64 `json:"task_attempts_max"`
+	TaskWorstAttempts int64 `json:"task_worst_attempts"`
+	// AttemptPhases are the attempts' time as T = Q + C + S + G, where
+	// their telemetry shows it (attempts.queue_ms ...).
+	AttemptPhases AttemptPhases `json:"attempt_phases"`
+	// SpendUSD is what the requests' tokens cost at the price table
+	// (report --prices), DuplicatedSpendUSD what the duplicated input and
+	// output tokens cost; UnpricedRequests counts requests with tokens
+	// whose model the table does not price (left out of both).
+	SpendUSD           float64 `json:"spend_usd"`
+	DuplicatedSpendUSD float64 `json:"duplicated_spend_usd"`
+	UnpricedRequests   int     `json:"unpriced_requests"`
 	// FirstAttemptMs is the elapsed time of each request's first attempt.
 	FirstAttemptMs Split `json:"first_attempt_ms"`
 	// SecondAttemptMs is the elapsed time of the second attempt, so only
 	// retried requests have one.
 	SecondAttemptMs model.Summary `json:"second_attempt_ms"`
-	// GenerationMs is a stream's generation time: its first token to the
-	// end of the attempt whose answer was used.
+	// GenerationMs is the generation of the answer used: the first token
+	// of the final attempt to that attempt's end (its streaming time), for
+	// streams that succeeded. It leaves out everything before that first
+	// token: earlier attempts, backoff, queueing, prefill.
 	GenerationMs Split `json:"generation_ms"`
-	// StreamTotalMs is a stream's total latency: the logical request's
-	// start to the end of the stream that was used.
+	// StreamTotalMs is total generation as the user lives it: the logical
+	// request's start to its end (the end of the stream used), retries and
+	// backoff included, for every streamed request.
 	StreamTotalMs Split `json:"stream_total_ms"`
+	// FirstTokenSeenMs is the logical request's start to the first token
+	// of any of its attempts (a failed or abandoned one too): when the user
+	// first saw output. Beside TTFTMs it shows how much earlier a stream
+	// that was then lost had begun.
+	FirstTokenSeenMs Split `json:"first_token_seen_ms"`
 	// TailMovement compares retried requests' latency percentiles with
 	// all requests'.
 	TailMovement TailMovement `json:"tail_movement"`
 	// AddedLatency is present when a baseline kind was asked for and the
 	// baselines have been computed.
 	AddedLatency *AddedLatency `json:"added_latency,omitempty"`
+}
+
+// AttemptPhases summarise each phase of the attempts of a set of requests.
+type AttemptPhases struct {
+	Queue    Phase `json:"queue"`
+	Connect  Phase `json:"connect"`
+	Serve    Phase `json:"serve"`
+	Generate Phase `json:"generate"`
+}
+
+// Phase is one phase of attempts: how many attempts show it and its mean
+// over them (null when none does).
+type Phase struct {
+	N      int64    `json:"n"`
+	MeanMs *float64 `json:"mean_ms"`
+	sum    float64
+}
+
+func (p *Phase) add(sumMs float64, n int64) {
+	p.N += n
+	p.sum += sumMs
+	if p.N > 0 {
+		v := p.sum / float64(p.N)
+		p.MeanMs = &v
+	}
+}
+
+// Outcomes counts requests by outcome_detail (queries/rebuild_outcomes.sql
+// defines each).
+type Outcomes struct {
+	AttemptCap int `json:"attempt_cap"`
+	Deadline   int `json:"deadline"`
+	NoCapacity int `json:"no_capacity"`
+	TokenCap   int `json:"token_cap"`
+	Cancelled  int `json:"cancelled"`
+	Unfinished int `json:"unfinished"`
+	NoProgress int `json:"no_progress"`
+	// DeadlineAttempts and DeadlineMs are the attempts and the latency of
+	// the requests the deadline ended.
+	DeadlineAttempts int64   `json:"deadline_attempts"`
+	DeadlineMs       float64 `json:"deadline_ms"`
+}
+
+// add counts one request's outcome_detail.
+func (o *Outcomes) add(detail string) {
+	switch detail {
+	case "attempt_cap":
+		o.AttemptCap++
+	case "deadline":
+		o.Deadline++
+	case "no_capacity":
+		o.NoCapacity++
+	case "token_cap":
+		o.TokenCap++
+	case "cancelled":
+		o.Cancelled++
+	case "unfinished":
+		o.Unfinished++
+	case "no_progress":
+		o.NoProgress++
+	}
+}
+
+// outcomesAndWaste adds what ended r, an abandoned stream's waste, nesting
+// and spend to m.
+func (s *stats) outcomesAndWaste(m *Measures, r *reqRow) {
+	m.Outcomes.add(r.detail)
+	for i, p := range []*Phase{&m.AttemptPhases.Queue, &m.AttemptPhases.Connect, &m.AttemptPhases.Serve, &m.AttemptPhases.Generate} {
+		p.add(r.phaseMs[i], r.phaseN[i])
+	}
+	if r.detail == "deadline" {
+		m.Outcomes.DeadlineAttempts += int64(r.attempts)
+		m.Outcomes.DeadlineMs += r.latency
+	}
+	if r.detail == "cancelled" && r.stream {
+		m.AbandonedStreams++
+		m.AbandonedStreamTokens += r.finalTokens
+		m.AbandonedStreamMs += r.finalMs
+	}
+	if r.loops >= 2 {
+		m.NestedRequests++
+		m.NestedAttempts += int64(r.attempts)
+		m.AppTriesMax = max(m.AppTriesMax, int(r.appTries))
+		m.SDKAttemptsMax = max(m.SDKAttemptsMax, int(r.sdkMax))
+		m.NestedDuplicatedMs += r.dupMs
+		m.NestedDuplicatedTokens += r.dupInput + r.dup
+	}
+	if r.input == 0 && r.output == 0 {
+		return
+	}
+	p, ok := s.prices.Lookup(r.model)
+	if !ok {
+		m.UnpricedRequests++
+		return
+	}
+	m.SpendUSD += p.Cost(r.input, r.output)
+	m.DuplicatedSpendUSD += p.Cost(r.dupInput, r.dup)
+}
+
+// measureTasks groups rows[idx] by task: the tasks of several requests,
+// their largest and the worst case it implies.
+func measureTasks(m *Measures, rows []reqRow, idx []int32) {
+	type task struct {
+		calls    int
+		attempts int64
+	}
+	tasks := map[string]*task{}
+	var perRequest int64
+	for _, i := range idx {
+		r := &rows[i]
+		t := tasks[r.task]
+		if t == nil {
+			t = &task{}
+			tasks[r.task] = t
+		}
+		t.calls++
+		t.attempts += int64(r.attempts)
+		perRequest = max(perRequest, int64(r.attempts))
+	}
+	for _, t := range tasks {
+		if t.calls < 2 {
+			continue
+		}
+		m.Tasks++
+		m.TaskRequests += t.calls
+		m.TaskCallsMax = max(m.TaskCallsMax, t.calls)
+		m.TaskAttemptsMax = max(m.TaskAttemptsMax, t.attempts)
+	}
+	m.TaskWorstAttempts = int64(m.TaskCallsMax) * perRequest
 }
 
 // Split describes a quantity over all requests and over retried ones.
@@ -113,6 +297,7 @@ type stats struct {
 	seed      uint64
 	resamples int
 	baseline  string // "" when added latency is not measured
+	prices    model.Prices
 }
 
 // measure computes the measures of rows[idx]. label seeds the bootstrap so
@@ -124,6 +309,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 	var hyg hygieneSums
 	var (
 		lat, ttft, first, gen, total split
+		seen                         split
 		second, added, ratio         []float64
 		missing                      int
 		provenance                   = []string{}
@@ -145,6 +331,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		m.ClientErrorRetryTokens += r.ceTokens
 		routes.add(&r.route)
 		hyg.add(r)
+		s.outcomesAndWaste(&m, r)
 		if !r.ok {
 			m.Failed++
 		}
@@ -154,6 +341,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 			ttft.add(r.ttft, retried)
 			gen.add(r.generation, retried)
 			total.add(r.latency, retried)
+			seen.add(r.firstTokenSeen, retried)
 		}
 		if !retried {
 			continue
@@ -190,12 +378,14 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 	}
 	m.RouteRetries = routes.measures()
 	m.Hygiene = hyg.measures()
+	measureTasks(&m, rows, idx)
 	m.LatencyMs = s.split(lat, label+"/latency")
 	m.TTFTMs = s.split(ttft, "")
 	m.FirstAttemptMs = s.split(first, "")
 	m.SecondAttemptMs = s.dist(second, "")
 	m.GenerationMs = s.split(gen, "")
 	m.StreamTotalMs = s.split(total, "")
+	m.FirstTokenSeenMs = s.split(seen, "")
 	m.TailMovement = TailMovement{
 		P95: movement(m.LatencyMs.All.P95, m.LatencyMs.Retried.P95),
 		P99: movement(m.LatencyMs.All.P99, m.LatencyMs.Retried.P99),

@@ -120,6 +120,12 @@ func (q *query) build(spec *Spec, since, until int64, baseline bool) string {
 	for _, f := range spec.Where {
 		q.filter(f)
 	}
+	if spec.TaskKey != "" {
+		q.needSpan = true
+		sqlText = fill(sqlText, "/*task*/", "s.attributes["+q.param(spec.TaskKey)+"],")
+	} else {
+		sqlText = fill(sqlText, "/*task*/", "")
+	}
 	var joins []string
 	if q.needSpan {
 		joins = append(joins, "LEFT JOIN spans s ON s.trace_id = r.trace_id AND s.span_id = r.span_id")
@@ -166,12 +172,31 @@ type reqRow struct {
 	ceMs      float64
 	ceTokens  int64
 	// route: retry attempts on the first attempt's route and on another.
-	route      routeRetries
-	hygiene    hygieneRow
-	attempts   int32
-	ok         bool
-	stream     bool
-	provenance string
+	route   routeRetries
+	hygiene hygieneRow
+	// detail is outcome_detail ("" for NULL); finalTokens and finalMs
+	// the final attempt's output tokens and time.
+	detail      string
+	finalTokens int64
+	finalMs     float64
+	// loops, appTries, sdkMax: retry loops, tries of the outer one, most
+	// tries of the inner one in one outer try (0 for one loop).
+	loops, appTries, sdkMax int32
+	// model, input and output: what spend is computed from.
+	model         string
+	input, output int64
+	// task identifies the request's task.
+	task string
+	// phaseMs, phaseN: queue, connect, serve and generate time summed over
+	// the attempts that show each, and how many do.
+	phaseMs [4]float64
+	phaseN  [4]int64
+	// firstTokenSeen: start to the first token of any attempt, NaN for none.
+	firstTokenSeen float64
+	attempts       int32
+	ok             bool
+	stream         bool
+	provenance     string
 }
 
 func (r *reqRow) retried() bool { return r.attempts > 1 }
@@ -205,12 +230,18 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		ceMs                                      sql.NullFloat64
 		hyg                                       hygieneScan
 		prov                                      sql.NullString
+		detail, mdl                               sql.NullString
+		finalMs                                   sql.NullFloat64
+		sdkMax                                    sql.NullInt32
+		seen                                      sql.NullFloat64
 	)
 	dest := []any{&r.startNs, &r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &r.dup, &first, &second,
 		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &ceRetries, &ceMs, &ceTokens}
 	dest = append(dest, r.route.dest()...)
 	dest = append(dest, hyg.dest()...)
-	dest = append(dest, &l0, &prov)
+	dest = append(dest, &detail, &r.finalTokens, &finalMs, &r.loops, &r.appTries, &sdkMax, &seen, &r.task,
+		&r.phaseMs[0], &r.phaseN[0], &r.phaseMs[1], &r.phaseN[1], &r.phaseMs[2], &r.phaseN[2], &r.phaseMs[3], &r.phaseN[3],
+		&mdl, &r.input, &r.output, &l0, &prov)
 	for i := range dims {
 		dest = append(dest, &dims[i])
 	}
@@ -223,6 +254,8 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		r.ceRetries, r.ceMs, r.ceTokens = ceRetries.Int64, ceMs.Float64, ceTokens.Int64
 		r.hygiene = hyg.row()
 		r.provenance = prov.String
+		r.detail, r.finalMs, r.sdkMax, r.model = detail.String, finalMs.Float64, sdkMax.Int32, mdl.String
+		r.firstTokenSeen = orNaN(seen)
 		key := strings.Join(dims, "\x00")
 		c := byKey[key]
 		if c == nil {

@@ -108,6 +108,13 @@ type Spec struct {
 	// BaselineKind, when set and baselines have been computed, adds added
 	// latency against that kind to every segment.
 	BaselineKind string
+	// TaskKey, when set, names the anchor-span attribute that says which
+	// task a request belongs to; requests without it, and every request
+	// when it is empty, belong to the task of their trace.
+	TaskKey string
+	// Prices price the tokens for spend (Measures.SpendUSD); with none,
+	// every request with tokens is unpriced.
+	Prices model.Prices
 	// Sort orders the segments; SortRetriedP99 when empty.
 	Sort Sort
 	// Samples keeps each request's start, latency and added latency in
@@ -211,7 +218,8 @@ func (spec *Spec) normalize() (stats, error) {
 		spec.Where[i].Dim = spec.Where[i].Dim.withDefaults()
 		errs = append(errs, spec.Where[i].Dim.validate())
 	}
-	return stats{rule: model.Rule{MinTail: spec.MinTail}, ci: spec.CI, seed: spec.Seed, resamples: spec.Resamples}, errors.Join(errs...)
+	return stats{rule: model.Rule{MinTail: spec.MinTail}, ci: spec.CI, seed: spec.Seed, resamples: spec.Resamples,
+		prices: spec.Prices}, errors.Join(errs...)
 }
 
 // Compute segments the requests table of st as spec says.

@@ -258,6 +258,17 @@ type Config struct {
 	// Pathologies plant retry-hygiene problems (retries of 4xx, Retry-After
 	// ignored, retries in lockstep after an outage); the truth counts them.
 	Pathologies Pathologies
+	// Deadline, when > 0, gives every explicit-shape request an overall
+	// deadline from its start, stated on its logical span
+	// (DeadlineAttribute): the attempt in flight is cut there, and a retry
+	// that would start after it is not made; the truth says exhausted
+	// "deadline".
+	Deadline time.Duration
+	// AbandonStreams is the share of streamed requests whose client stops
+	// reading part-way (20-80% of the stream) and cancels the call, keeping
+	// the tokens read so far; the server generates the rest in vain. The
+	// truth says exhausted "cancelled".
+	AbandonStreams float64
 }
 
 // Policy-experiment arms, the values of ArmAttribute.
@@ -313,6 +324,9 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.Experiment < 0 || c.Experiment > 1 || c.BigInputs < 0 || c.BigInputs > 1 {
 		return c, fmt.Errorf("experiment and big-inputs shares must be from 0 to 1")
+	}
+	if c.Deadline < 0 || c.AbandonStreams < 0 || c.AbandonStreams > 1 {
+		return c, fmt.Errorf("deadline must be at least 0 and abandon-streams from 0 to 1")
 	}
 	if c.SplitWorkers < 0 || c.SplitWorkers > 1000 {
 		return c, fmt.Errorf("split workers must be from 0 to 1000")

@@ -256,7 +256,8 @@
 //     for nested); layer_counts: tries per layer as counts; inner_tries
 //     (nested only): attempts in each app try.
 //   - outcome "ok" or "error"; exhausted (failures only): attempt_cap,
-//     not_retryable or budget.
+//     not_retryable, budget, and, with the pathologies below, deadline or
+//     cancelled.
 //   - start_ns, end_ns (Unix ns), latency_ms: the anchor's span; without a
 //     logical span, first attempt start to final attempt end.
 //   - ttft_ms: start to the first token of the attempt whose answer was used,
@@ -334,6 +335,21 @@
 //     ends; with a fixed backoff their retries then leave together. The
 //     outage is listed in "incidents" with kind "outage", fault_scale 0 and
 //     shed, the attempts it held.
+//   - Config.Deadline: explicit-shape requests get an overall deadline,
+//     stated on the logical span as retryscope.deadline_ms (double, ms
+//     from its start). The attempt in flight at the deadline is cut there
+//     (a timeout); a retry that would start after it is not made, its
+//     backoff cut at the deadline. Exhausted "deadline"; the request ends
+//     at or just after the deadline.
+//   - Config.AbandonStreams: that share of streamed requests whose usage
+//     sits on the attempt spans: the client stops reading the stream that
+//     would have succeeded 20-80% of the way through and cancels the call
+//     (error.type "cancelled", status ERROR or UNSET, usage with the tokens
+//     read); the server generates the rest (hidden work). Outcome error,
+//     trigger and exhausted "cancelled"; never retried.
+//   - Nested loops (--nested with the default --app-tries 3 and
+//     --max-attempts 3): every wrapped request is an app loop of 3 tries
+//     around SDK calls of 3 attempts, up to 9 attempts per request.
 //
 // The arm, big and pathology draws come from a random stream of their own, so turning
 // the features on changes nothing else a request draws before its attempts.

@@ -337,12 +337,20 @@ func (r *simRequest) emitBackoff(target func(w wait) *span) bool {
 
 // retryAfterSplit reports whether captured Retry-After headers split every
 // gap: each attempt but the first followed a response with Retry-After,
-// and the wait before it was exactly that long.
+// and the wait before it was exactly that long. A wait after the final
+// attempt (a retry a deadline stopped) is no gap between attempts and
+// does not count.
 func (r *simRequest) retryAfterSplit() bool {
-	if len(r.waits) != len(r.attempts)-1 {
+	var waits []wait
+	for _, w := range r.waits {
+		if w.start < r.final.start {
+			waits = append(waits, w)
+		}
+	}
+	if len(waits) != len(r.attempts)-1 {
 		return false
 	}
-	for i, w := range r.waits {
+	for i, w := range waits {
 		a := w.after
 		if a != r.attempts[i] || a.retryAfterS == 0 || w.end-w.start != ns(float64(a.retryAfterS)*1000) {
 			return false

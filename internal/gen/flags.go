@@ -39,6 +39,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 	fs.DurationVar(&c.FlightBucket, "flight-bucket", 0, "record in the truth the attempts in flight: the peak, and offered load per bucket of this width, e.g. 1s (0: none)")
 	pathologies := fs.String("pathology", c.Pathologies.String(), `retry-hygiene problems to plant: retry-4xx=SERVICE (its client retries 4xx; `+
 		fmt.Sprint(Retry4xxShare*100)+`% of its requests are bad), ignore-retry-after=SERVICE, lockstep=ROUTE (an outage that fails every attempt at once); "none" for none`)
+	fs.DurationVar(&c.Deadline, "deadline", 0, "explicit shape: an overall deadline per request, stated as "+DeadlineAttribute+" (0: none)")
+	fs.Float64Var(&c.AbandonStreams, "abandon-streams", 0, "share of streamed requests whose client stops reading part-way and cancels (0: none)")
 	fs.IntVar(&c.BatchSpans, "batch-spans", c.BatchSpans, "spans per exported batch (one JSON line or proto message)")
 
 	return func() error {
@@ -74,6 +76,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 			return fmt.Errorf("--rate must be above 0")
 		case c.Experiment < 0 || c.Experiment > 1 || c.BigInputs < 0 || c.BigInputs > 1:
 			return fmt.Errorf("--experiment and --big-inputs must be from 0 to 1")
+		case c.Deadline < 0 || c.AbandonStreams < 0 || c.AbandonStreams > 1:
+			return fmt.Errorf("--deadline must be at least 0 and --abandon-streams from 0 to 1")
 		case c.SplitWorkers < 0 || c.SplitWorkers > 1000:
 			return fmt.Errorf("--split-workers must be from 0 to 1000")
 		}

@@ -42,6 +42,7 @@ func Generate(cfg Config) (*Result, error) {
 	for i := range requests {
 		t += ns(arrivals.ExpFloat64() / cfg.Rate * 1000)
 		requests[i] = p.plan(i, t)
+		p.planOutcomePathologies(requests[i])
 	}
 	p.assignSplitWorkers(requests)
 	p.assignAgentRuns(requests)
@@ -68,6 +69,7 @@ func Generate(cfg Config) (*Result, error) {
 		if r.arm != "" {
 			out.anchor.set(ArmAttribute, r.arm)
 		}
+		r.markDeadline(out.anchor)
 		t := r.truth(out, base)
 		if cfg.Counterfactual {
 			cf := r.counterfactualMs(out)

@@ -75,6 +75,7 @@ func (s *simulation) serve(r *simRequest, a *attempt) {
 			a.outTokens = tokensBy(a.serverOut, a.firstToken, a.serverEnd+back, timeout)
 		}
 	}
+	r.pathologies(a)
 	if a.reached {
 		rt.accept(a.serverEnd)
 	}

@@ -130,6 +130,11 @@ type simRequest struct {
 	ok              bool
 	exhausted       string
 	done            bool
+	// The opt-in pathologies (pathology.go): the deadline after the
+	// request's start (ns, 0: none) and where in a stream the client stops
+	// reading (0: never).
+	deadline  int64
+	abandonAt float64
 }
 
 // nested: an application loop around SDK calls around transport attempts.
@@ -303,6 +308,9 @@ func (s *simulation) endAttempt(r *simRequest, a *attempt, now int64) {
 		s.push(now+r.uniformMs(0.05, 0.5), evStartAttempt, r, nil)
 		return
 	}
+	if s.endedByPathology(r, a, now) {
+		return
+	}
 	layer, exhausted := r.retryLayer(a)
 	if exhausted != "" {
 		s.finish(r, a, false, exhausted, now)
@@ -380,6 +388,9 @@ func (s *simulation) scheduleRetry(r *simRequest, a *attempt, layer int, now int
 		t += d
 	}
 	t += r.uniformMs(0.2, 5) // serialization, connection, route choice
+	if s.pastDeadline(r, a, t) {
+		return
+	}
 	r.tries[layer]++
 	for i := layer + 1; i < len(r.tries); i++ {
 		r.tries[i] = 1

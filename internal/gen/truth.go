@@ -78,6 +78,8 @@ type Params struct {
 	BigInputs      float64 `json:"big_inputs,omitempty"`
 	SplitWorkers   int     `json:"split_workers,omitempty"`
 	Pathologies    string  `json:"pathologies,omitempty"`
+	DeadlineMs     float64 `json:"deadline_ms,omitempty"`
+	AbandonStreams float64 `json:"abandon_streams,omitempty"`
 }
 
 // Workload holds the whole-run figures, derived from Requests.
@@ -170,7 +172,8 @@ func paramsOf(cfg Config) Params {
 		Shapes: shapes, Faults: cfg.Faults.String(), Policy: string(p.Kind), MaxAttempts: p.MaxAttempts, AppTries: p.AppTries,
 		BaseMs: msOf(p.Base), CapMs: msOf(p.Cap), NaiveShare: p.NaiveShare, Budget: p.Budget, HedgeDelayMs: msOf(p.HedgeDelay),
 		Nested: cfg.Nested, StreamShare: cfg.StreamShare,
-		Experiment: cfg.Experiment, Counterfactual: cfg.Counterfactual, BigInputs: cfg.BigInputs, SplitWorkers: cfg.SplitWorkers}
+		Experiment: cfg.Experiment, Counterfactual: cfg.Counterfactual, BigInputs: cfg.BigInputs, SplitWorkers: cfg.SplitWorkers,
+		DeadlineMs: msOf(cfg.Deadline), AbandonStreams: cfg.AbandonStreams}
 	if pa := cfg.Pathologies.String(); pa != "none" {
 		params.Pathologies = pa
 	}

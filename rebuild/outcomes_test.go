@@ -1,0 +1,196 @@
+package rebuild_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/retryscope/retryscope/ingest"
+	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/testkit"
+	"github.com/retryscope/retryscope/rebuild"
+)
+
+// outcomeDetails reads outcome_detail by request.
+func outcomeDetails(t *testing.T, st *store.Store) map[string]string {
+	t.Helper()
+	rows, err := st.Conn.QueryContext(context.Background(), `SELECT request_id, coalesce(outcome_detail, '') FROM requests`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, d string
+		if err := rows.Scan(&id, &d); err != nil {
+			t.Fatal(err)
+		}
+		out[id] = d
+	}
+	return out
+}
+
+// TestOutcomePathologies rebuilds a deadline that exhausts requests and
+// streams their clients stop reading: every request must still equal the
+// truth, and outcome_detail must say deadline (cancelled) for exactly the
+// requests the truth says the deadline exhausted (the client cancelled).
+func TestOutcomePathologies(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		detail string
+		config func(*gen.Config)
+	}{
+		{"deadline", "deadline", func(c *gen.Config) {
+			c.Shapes, c.Deadline = []gen.Shape{gen.ShapeExplicit}, 1500*time.Millisecond
+		}},
+		{"abandoned_streams", "cancelled", func(c *gen.Config) {
+			c.Shapes, c.StreamShare, c.AbandonStreams = []gen.Shape{gen.ShapeExplicit, gen.ShapeAppLoop}, 1, 0.5
+		}},
+	} {
+		for seed := int64(1); seed <= 2; seed++ {
+			t.Run(fmt.Sprint(tc.name, "/seed", seed), func(t *testing.T) {
+				t.Parallel()
+				cfg := shapeConfig(nil, 500, seed)
+				tc.config(&cfg)
+				st, truth := generated(t, cfg)
+				got := loadRequests(t, st)
+				compareTruth(t, truth, got)
+				details := outcomeDetails(t, st)
+				want := 0
+				for _, r := range truth.Requests {
+					isTruth := r.Exhausted == tc.detail
+					if isTruth {
+						want++
+					}
+					if (details[r.Key] == tc.detail) != isTruth {
+						t.Errorf("%s: outcome_detail %q, truth exhausted %q", r.Key, details[r.Key], r.Exhausted)
+					}
+				}
+				t.Logf("%d of %d requests %s", want, len(truth.Requests), tc.detail)
+				if want < 10 {
+					t.Fatalf("weak workload: %d requests %s", want, tc.detail)
+				}
+			})
+		}
+	}
+}
+
+// TestOutcomeRules: each outcome_detail rule on a request written by hand:
+// every attempt turned away (429, 503), the cap the other requests of the
+// loop show, an answer cut at the token cap, a deadline on the logical
+// span, and a retry loop whose logical span had not ended when the dump
+// was cut; and a reason the loop states itself (no_progress).
+func TestOutcomeRules(t *testing.T) {
+	f := newFixture()
+	get := func(trace, id, parent string, startMs, endMs float64, status int) fspan {
+		s := fspan{trace: trace, id: id, parent: parent, service: "shop", scope: "io.opentelemetry.okhttp-3.0", name: "GET",
+			kind: client, startMs: startMs, endMs: endMs, attrs: map[string]any{"http.request.method": "GET",
+				"url.full": "http://inv:8080/v1/stock", "server.address": "inv", "http.response.status_code": status}}
+		if status >= 400 {
+			s.errMsg = "HTTP " + strconv.Itoa(status)
+			s.attrs["error.type"] = strconv.Itoa(status)
+		}
+		return s
+	}
+	loop := func(trace, id, name string, startMs, endMs float64, attrs map[string]any) fspan {
+		return fspan{trace: trace, id: id, service: "shop", scope: "shop", name: name, kind: internal, startMs: startMs, endMs: endMs,
+			errMsg: "giving up", attrs: attrs}
+	}
+	const (
+		capacity = "a1111111111111111111111111111111"
+		capped   = "a2222222222222222222222222222222"
+		short    = "a3333333333333333333333333333333"
+		tokens   = "a4444444444444444444444444444444"
+		deadline = "a5555555555555555555555555555555"
+		open     = "a6666666666666666666666666666666"
+		stuck    = "a7777777777777777777777777777777"
+	)
+	f.add(loop(capacity, "b100000000000001", "reserve", 0, 400, nil))
+	f.add(get(capacity, "b100000000000002", "b100000000000001", 10, 20, 429))
+	f.add(get(capacity, "b100000000000003", "b100000000000001", 200, 210, 503))
+	f.add(loop(capped, "b200000000000001", "sync", 0, 900, nil))
+	for i, at := range []float64{10, 300, 600} {
+		f.add(get(capped, "b20000000000001"+strconv.Itoa(i), "b200000000000001", at, at+50, 500))
+	}
+	f.add(loop(short, "b300000000000001", "sync", 0, 400, nil))
+	f.add(get(short, "b300000000000011", "b300000000000001", 10, 60, 500))
+	f.add(get(short, "b300000000000012", "b300000000000001", 300, 350, 200))
+	chat := get(tokens, "b400000000000001", "", 0, 800, 200)
+	chat.attrs["gen_ai.response.finish_reasons"] = []string{"length"}
+	f.add(chat)
+	f.add(loop(deadline, "b500000000000001", "quote", 0, 2001, map[string]any{"retryscope.deadline_ms": 2000}))
+	f.add(get(deadline, "b500000000000002", "b500000000000001", 10, 900, 500))
+	f.add(get(deadline, "b500000000000003", "b500000000000001", 1200, 2000, 502))
+	f.add(get(open, "b600000000000002", "b600000000000001", 5000, 5050, 500))
+	f.add(get(open, "b600000000000003", "b600000000000001", 5300, 5350, 500))
+
+	f.add(loop(stuck, "b700000000000001", "extract", 0, 400, map[string]any{"retryscope.exhausted.reason": "no_progress"}))
+	f.add(get(stuck, "b700000000000002", "b700000000000001", 10, 60, 500))
+	f.add(get(stuck, "b700000000000003", "b700000000000001", 300, 350, 500))
+
+	st := fixtureStore(t, f)
+	got := outcomeDetails(t, st)
+	want := map[string]string{
+		capacity + ":b100000000000001": "no_capacity",
+		capped + ":b200000000000001":   "attempt_cap",
+		short + ":b300000000000001":    "",
+		tokens + ":b400000000000001":   "token_cap",
+		deadline + ":b500000000000001": "deadline",
+		open + ":b600000000000002":     "unfinished",
+		stuck + ":b700000000000001":    "no_progress",
+	}
+	for id, w := range want {
+		if g, ok := got[id]; !ok || g != w {
+			t.Errorf("%s: outcome_detail %q (rebuilt %v), want %q", id, g, ok, w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d requests, want %d: %v", len(got), len(want), got)
+	}
+}
+
+// TestMigrationAddsNewColumns: a database at schema version 3, rebuilt
+// before outcome_detail and the attempt phases existed, gains them when
+// it is opened (migration 004), and the next Ensure rebuilds in full and
+// fills them.
+func TestMigrationAddsNewColumns(t *testing.T) {
+	cfg := shapeConfig([]gen.Shape{gen.ShapeExplicit}, 300, 3)
+	res, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "traces.jsonl"), gen.WriteJSONLines, res.Traces)
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "v3.duckdb")
+	st := testkit.OpenFile(t, db)
+	if _, err := ingest.Run(ctx, st, []string{path}, ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rebuild.Rebuild(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Conn.ExecContext(ctx, `ALTER TABLE requests DROP COLUMN outcome_detail;
+		ALTER TABLE attempts DROP COLUMN queue_ms; ALTER TABLE attempts DROP COLUMN connect_ms;
+		ALTER TABLE attempts DROP COLUMN serve_ms; ALTER TABLE attempts DROP COLUMN generate_ms;
+		UPDATE schema_version SET version = 3`); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st = testkit.OpenFile(t, db)
+	if v := testkit.Count(t, st, `SELECT version FROM schema_version`); v < 4 {
+		t.Fatalf("schema version %d after open, want at least 4", v)
+	}
+	if did, err := rebuild.Ensure(ctx, st, rebuild.Options{}); err != nil || !did {
+		t.Fatalf("ensure: did %v, err %v", did, err)
+	}
+	if n := testkit.Count(t, st, `SELECT count(*) FROM requests WHERE outcome_detail IS NOT NULL`); n == 0 {
+		t.Error("no outcome_detail after the migration")
+	}
+	if n := testkit.Count(t, st, `SELECT count(*) FROM attempts WHERE serve_ms IS NOT NULL`); n == 0 {
+		t.Error("no attempt phases after the migration")
+	}
+}

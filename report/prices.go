@@ -1,0 +1,57 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+
+	"github.com/retryscope/retryscope/model"
+)
+
+// DefaultPrices are list prices of common models in US dollars per million
+// tokens (input, output), as published by their providers in 2025; spend
+// is only as right as they are, so pass --prices with your own.
+func DefaultPrices() model.Prices {
+	return model.Prices{
+		"gpt-4o":                   {InputPerMTok: 2.5, OutputPerMTok: 10},
+		"gpt-4o-mini":              {InputPerMTok: 0.15, OutputPerMTok: 0.6},
+		"gpt-4.1":                  {InputPerMTok: 2, OutputPerMTok: 8},
+		"gpt-4.1-mini":             {InputPerMTok: 0.4, OutputPerMTok: 1.6},
+		"o3-mini":                  {InputPerMTok: 1.1, OutputPerMTok: 4.4},
+		"claude-sonnet-4":          {InputPerMTok: 3, OutputPerMTok: 15},
+		"claude-opus-4":            {InputPerMTok: 15, OutputPerMTok: 75},
+		"claude-3-5-sonnet":        {InputPerMTok: 3, OutputPerMTok: 15},
+		"claude-3-5-haiku":         {InputPerMTok: 0.8, OutputPerMTok: 4},
+		"claude-3-haiku":           {InputPerMTok: 0.25, OutputPerMTok: 1.25},
+		"anthropic.claude-3-haiku": {InputPerMTok: 0.25, OutputPerMTok: 1.25},
+	}
+}
+
+// LoadPrices reads a price table: a JSON object from model name to its
+// prices in US dollars per million tokens,
+//
+//	{"gpt-4o": {"input_per_mtok": 2.5, "output_per_mtok": 10}}
+//
+// and lays it over DefaultPrices: its models are priced as it says, the
+// others as by default. A model is priced by its own name or by the
+// longest name it starts with before a "-" or "@" (gpt-4o-2024-08-06 as
+// gpt-4o).
+func LoadPrices(path string) (model.Prices, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("prices: %w", err)
+	}
+	var file map[string]model.Price
+	if err := json.Unmarshal(b, &file); err != nil {
+		return nil, fmt.Errorf("prices %s: want {\"model\": {\"input_per_mtok\": N, \"output_per_mtok\": N}}: %w", path, err)
+	}
+	for name, p := range file {
+		if p.InputPerMTok < 0 || p.OutputPerMTok < 0 {
+			return nil, fmt.Errorf("prices %s: %s: prices must not be negative", path, name)
+		}
+	}
+	out := DefaultPrices()
+	maps.Copy(out, file)
+	return out, nil
+}

@@ -34,13 +34,19 @@ func capAttempts(ctx context.Context, st *store.Store, win model.Window, _ *segm
 			continue
 		}
 		next := c.Rows[n]
+		capped := make([]float64, len(g.reqs))
+		cappedLatencies(g.reqs, n, capped)
+		var p99CI *model.Interval
+		if ci := segment.Bootstrap(capped, model.DefaultRule, segment.DefaultSeed, "cap_attempts/"+segmentName(g.seg)); ci != nil {
+			p99CI = ci.P99
+		}
 		f := Finding{Kind: "cap_attempts", Segment: g.seg,
 			Problem: fmt.Sprintf("attempt %d rescues %.0f per 1,000 requests and adds %s to their p99", n+1, *next.RescuedPer1000, fmtMs(*next.AddedP99Ms)),
 			Evidence: []Evidence{
 				{Name: fmt.Sprintf("requests that made attempt %d", n+1), Value: float64(next.Reached), Unit: "count"},
 				{Name: fmt.Sprintf("rescued per 1,000 by attempt %d", n+1), Value: *next.RescuedPer1000, Unit: "count"},
 				{Name: fmt.Sprintf("p99 added by attempt %d", n+1), Value: *next.AddedP99Ms, Unit: "ms"},
-				{Name: fmt.Sprintf("p99 capped at %d", n), Value: *c.Rows[n-1].P99Ms, Unit: "ms"},
+				{Name: fmt.Sprintf("p99 capped at %d", n), Value: *c.Rows[n-1].P99Ms, Unit: "ms", CI95: p99CI},
 				{Name: fmt.Sprintf("success by attempt %d", n), Value: c.Rows[n-1].Cumulative, Unit: "share"},
 			},
 			Change: fmt.Sprintf("cap attempts at %d on %s because attempt %d rescues %.0f per 1,000 and adds %s of p99",

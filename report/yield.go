@@ -69,6 +69,19 @@ type YieldRow struct {
 	Amplification float64 `json:"amplification"`
 }
 
+// cappedLatencies fills out (one per request) with the requests'
+// latencies had they been capped at n attempts, sorted: a request capped
+// ends at attempt n's end.
+func cappedLatencies(reqs []*yieldRequest, n int, out []float64) {
+	for i, r := range reqs {
+		out[i] = r.latency
+		if r.attempts > n {
+			out[i] = r.endMs[n-1]
+		}
+	}
+	slices.Sort(out)
+}
+
 // YieldBudget is what an attempt ceiling must keep to; a nil side is no
 // budget.
 type YieldBudget struct {
@@ -213,15 +226,11 @@ func yieldCurve(reqs []*yieldRequest, rule model.Rule, budget YieldBudget) Yield
 		row := &c.Rows[k]
 		row.Reached, row.Cleared = reached[k], cleared[k]
 		var attempts int
-		for i, r := range reqs {
-			capped[i] = r.latency
-			if r.attempts > k+1 {
-				capped[i] = r.endMs[k]
-			}
+		cappedLatencies(reqs, k+1, capped)
+		for _, r := range reqs {
 			attempts += min(r.attempts, k+1)
 		}
 		row.Amplification = float64(attempts) / n
-		slices.Sort(capped)
 		row.P99Ms = rule.Percentile(capped, 99)
 		if row.P99Ms != nil && prevP99 != nil {
 			d := *row.P99Ms - *prevP99

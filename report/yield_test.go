@@ -319,6 +319,9 @@ func TestCapAttempts(t *testing.T) {
 			t.Errorf("cap at %d: attempt %d rescues %v per 1,000 and adds %v ms; evidence %v", n, n+1,
 				*next.RescuedPer1000, *next.AddedP99Ms, f.Evidence)
 		}
+		if p99 := f.Evidence[3]; p99.CI95 == nil || p99.CI95.Lo > p99.Value || p99.CI95.Hi < p99.Value {
+			t.Errorf("the capped p99 %v should carry a 95%% interval around it, got %+v", p99.Value, p99.CI95)
+		}
 		if f.Segment["service"] == "checkout" {
 			found = true
 		}

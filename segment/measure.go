@@ -456,6 +456,13 @@ func (s *stats) dist(values []float64, ciLabel string) model.Summary {
 	return d
 }
 
+// Bootstrap returns seeded bootstrap 95% intervals of the p95 and p99 of
+// sorted (ascending, no NaN), as Spec.CI gives them for a segment:
+// DefaultResamples resamples, drawn from seed and label.
+func Bootstrap(sorted []float64, rule model.Rule, seed uint64, label string) *model.TailCI {
+	return bootstrapTail(sorted, rule, DefaultResamples, rngFor(seed, label))
+}
+
 func rngFor(seed uint64, label string) *rand.Rand {
 	h := fnv.New64a()
 	h.Write([]byte(label))

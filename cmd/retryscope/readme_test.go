@@ -7,27 +7,16 @@ import (
 	"testing"
 )
 
-// TestREADMEQuickStart runs the README's quick start and checks that the
-// report it shows is what the command prints, so the manual cannot rot.
+// TestREADMEQuickStart runs the README's quick start, then its findings
+// command, and checks that the output blocks the README shows are what
+// the commands print, so the manual cannot rot. -update rewrites the
+// blocks.
 func TestREADMEQuickStart(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	sample, err := filepath.Abs("../../testdata/sample/traces.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const marker = "<!-- quickstart-output"
-	i := bytes.Index(readme, []byte(marker))
-	if i < 0 {
-		t.Fatal("README has no quick-start output block")
-	}
-	rest := readme[i:]
-	start := bytes.Index(rest, []byte("```text\n"))
-	end := bytes.Index(rest[start+8:], []byte("```\n"))
-	if start < 0 || end < 0 {
-		t.Fatal("quick-start output block is not fenced")
-	}
-	want := string(rest[start+8 : start+8+end])
-
-	sample, err := filepath.Abs("../../testdata/sample/traces.jsonl")
+	readmePath, err := filepath.Abs("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,19 +25,50 @@ func TestREADMEQuickStart(t *testing.T) {
 	if err := os.Chdir(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runCLI(t, "run", sample)
-	if code != exitOK {
-		t.Fatalf("quick start: exit %d\n%s", code, stderr)
+	for _, b := range []struct {
+		marker string
+		args   []string
+	}{
+		{"quickstart-output", []string{"run", sample}},
+		{"findings-output", []string{"report", "--findings"}},
+	} {
+		code, stdout, stderr := runCLI(t, b.args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d\n%s", b.args, code, stderr)
+		}
+		checkREADMEBlock(t, readmePath, b.marker, stdout, filepath.Join(wd, "readme_"+b.marker+".got"))
 	}
-	switch {
+}
+
+// checkREADMEBlock compares got with the fenced text block after the
+// README's "<!-- marker" comment, or rewrites the block under -update.
+func checkREADMEBlock(t *testing.T, readmePath, marker, got, gotPath string) {
+	t.Helper()
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(readme, []byte("<!-- "+marker))
+	if i < 0 {
+		t.Fatalf("README has no %s block", marker)
+	}
+	rest := readme[i:]
+	start := bytes.Index(rest, []byte("```text\n"))
+	end := bytes.Index(rest[start+8:], []byte("```\n"))
+	if start < 0 || end < 0 {
+		t.Fatalf("the README's %s block is not fenced", marker)
+	}
+	at := i + start + 8
+	switch want := string(readme[at : at+end]); {
 	case *update:
-		at := i + start + 8
-		updated := append(append(append([]byte(nil), readme[:at]...), stdout...), readme[at+end:]...)
-		if err := os.WriteFile(filepath.Join(wd, "../../README.md"), updated, 0o644); err != nil {
+		updated := append(append(append([]byte(nil), readme[:at]...), got...), readme[at+end:]...)
+		if err := os.WriteFile(readmePath, updated, 0o644); err != nil {
 			t.Fatal(err)
 		}
-	case stdout != want:
-		os.WriteFile(filepath.Join(wd, "readme_quickstart.got"), []byte(stdout), 0o644)
-		t.Errorf("the README's quick-start output differs from what the command prints; see cmd/retryscope/readme_quickstart.got (-update rewrites the README's block)")
+	case got != want:
+		os.WriteFile(gotPath, []byte(got), 0o644)
+		t.Errorf("the README's %s block differs from what the command prints; see %s (-update rewrites the block)", marker, gotPath)
+	default:
+		os.Remove(gotPath)
 	}
 }

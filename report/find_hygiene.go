@@ -30,90 +30,60 @@ const (
 // ignoredRetryAfter finds retries sent sooner than the Retry-After of the
 // response before them (429s, some 503s): the server said when it would
 // take the request again, and the client came back earlier.
-func ignoredRetryAfter(_ context.Context, _ *store.Store, _ model.Window, _ *segment.Measures, segs []segment.Segment) ([]Finding, error) {
-	var out []Finding
-	for _, s := range segs {
-		n := s.RetryAfterIgnored
-		if n < minWasted {
-			continue
-		}
-		out = append(out, Finding{
-			Kind:    "ignores_retry_after",
-			Segment: s.By,
-			Problem: fmt.Sprintf("%d retries came back sooner than the Retry-After the server had sent", n),
-			Evidence: []Evidence{
-				{Name: "retries before Retry-After", Value: float64(n), Unit: "count"},
-				{Name: "share of retries after a Retry-After", Value: float64(n) / float64(s.RetryAfterRetries), Unit: "share"},
-				{Name: "time early in all", Value: s.RetryAfterEarlyMs, Unit: "ms"},
-				{Name: "time early per retry", Value: s.RetryAfterEarlyMs / float64(n), Unit: "ms"},
-			},
-			Cost:   Cost{Attempts: n, TimeMs: s.RetryAfterIgnoredMs},
-			Change: "honour Retry-After on " + segmentName(s.By) + ": wait at least what it says before the next attempt",
-		})
+func ignoredRetryAfter(s *segment.Segment) *Finding {
+	n := s.RetryAfterIgnored
+	if n < minWasted {
+		return nil
 	}
-	return out, nil
+	return &Finding{Kind: "ignores_retry_after",
+		Problem: fmt.Sprintf("%d retries came back sooner than the Retry-After the server had sent", n),
+		Evidence: []Evidence{counted("retries before Retry-After", float64(n)),
+			shareOf("share of retries after a Retry-After", float64(n)/float64(s.RetryAfterRetries)),
+			inMs("time early in all", s.RetryAfterEarlyMs), inMs("time early per retry", s.RetryAfterEarlyMs/float64(n))},
+		Cost:   Cost{Attempts: n, TimeMs: s.RetryAfterIgnoredMs},
+		Change: "honour Retry-After on " + segmentName(s.By) + ": wait at least what it says before the next attempt",
+	}
 }
 
 // noJitter finds retry waits piled on a few exact values: a fixed or
 // unjittered backoff, which sends every client that failed together back
 // together.
-func noJitter(_ context.Context, _ *store.Store, _ model.Window, _ *segment.Measures, segs []segment.Segment) ([]Finding, error) {
-	var out []Finding
-	for _, s := range segs {
-		if s.RetryGaps < minGaps || s.RetryGapFixedShare == nil || *s.RetryGapFixedShare < fixedShare {
-			continue
-		}
-		var values []string
-		ev := []Evidence{
-			{Name: "retries timed by the client", Value: float64(s.RetryGaps), Unit: "count"},
-			{Name: fmt.Sprintf("share of their gaps within ±%g%% of the gap values", segment.GapTolerance*100),
-				Value: *s.RetryGapFixedShare, Unit: "share"},
-		}
-		for i, v := range s.RetryGapValuesMs {
-			ev = append(ev, Evidence{Name: fmt.Sprintf("gap value %d", i+1), Value: v, Unit: "ms"})
-			values = append(values, value(Ms, v).String())
-		}
-		out = append(out, Finding{
-			Kind:    "no_jitter",
-			Segment: s.By,
-			Problem: fmt.Sprintf("%.0f%% of %d retries waited one of %s: the backoff has no jitter",
-				*s.RetryGapFixedShare*100, s.RetryGaps, strings.Join(values, ", ")),
-			Evidence: ev,
-			Cost:     Cost{Attempts: s.RetryGaps},
-			Change:   "add full jitter on " + segmentName(s.By) + ": sleep a random time between 0 and the backoff",
-		})
+func noJitter(s *segment.Segment) *Finding {
+	if s.RetryGaps < minGaps || s.RetryGapFixedShare == nil || *s.RetryGapFixedShare < fixedShare {
+		return nil
 	}
-	return out, nil
+	ev := []Evidence{counted("retries timed by the client", float64(s.RetryGaps)),
+		shareOf(fmt.Sprintf("share of their gaps within ±%g%% of the gap values", segment.GapTolerance*100), *s.RetryGapFixedShare)}
+	var values []string
+	for i, v := range s.RetryGapValuesMs {
+		ev = append(ev, inMs(fmt.Sprintf("gap value %d", i+1), v))
+		values = append(values, value(Ms, v).String())
+	}
+	return &Finding{Kind: "no_jitter",
+		Problem: fmt.Sprintf("%.0f%% of %d retries waited one of %s: the backoff has no jitter",
+			*s.RetryGapFixedShare*100, s.RetryGaps, strings.Join(values, ", ")),
+		Evidence: ev, Cost: Cost{Attempts: s.RetryGaps},
+		Change: "add full jitter on " + segmentName(s.By) + ": sleep a random time between 0 and the backoff",
+	}
 }
 
 // retryLockstep finds a wave of retries: many requests' retries starting
 // in the same 100 ms, far above the segment's usual rate, as after an
 // outage that failed them all at once under a backoff without jitter.
-func retryLockstep(_ context.Context, _ *store.Store, _ model.Window, _ *segment.Measures, segs []segment.Segment) ([]Finding, error) {
-	var out []Finding
-	for _, s := range segs {
-		p := s.RetryPeak
-		if p == nil || p.Retries < minWave || float64(p.Retries) < waveFactor*p.MeanPer100ms {
-			continue
-		}
-		at := time.Unix(0, p.StartNs).UTC()
-		out = append(out, Finding{
-			Kind:    "retry_lockstep",
-			Segment: s.By,
-			Problem: fmt.Sprintf("%d retries started within %s of each other at %s (%.0f per second, against %.2f per 100 ms on average)",
-				p.Retries, value(Ms, p.SpreadMs), at.Format(time.RFC3339Nano), p.PerSecond, p.MeanPer100ms),
-			Evidence: []Evidence{
-				{Name: "retries in the wave", Value: float64(p.Retries), Unit: "count"},
-				{Name: "wave start (Unix ms)", Value: float64(p.StartNs) / 1e6, Unit: "ms"},
-				{Name: "spread", Value: p.SpreadMs, Unit: "ms"},
-				{Name: "peak retries per second", Value: p.PerSecond, Unit: "count"},
-				{Name: "mean retries per 100 ms", Value: p.MeanPer100ms, Unit: "count"},
-			},
-			Cost:   Cost{Attempts: p.Retries},
-			Change: "add full jitter on " + segmentName(s.By) + " so that retries after an outage spread out instead of arriving as one wave",
-		})
+func retryLockstep(s *segment.Segment) *Finding {
+	p := s.RetryPeak
+	if p == nil || p.Retries < minWave || float64(p.Retries) < waveFactor*p.MeanPer100ms {
+		return nil
 	}
-	return out, nil
+	at := time.Unix(0, p.StartNs).UTC()
+	return &Finding{Kind: "retry_lockstep",
+		Problem: fmt.Sprintf("%d retries started within %s of each other at %s (%.0f per second, against %.2f per 100 ms on average)",
+			p.Retries, value(Ms, p.SpreadMs), at.Format(time.RFC3339Nano), p.PerSecond, p.MeanPer100ms),
+		Evidence: []Evidence{counted("retries in the wave", float64(p.Retries)), inMs("wave start (Unix ms)", float64(p.StartNs)/1e6),
+			inMs("spread", p.SpreadMs), counted("peak retries per second", p.PerSecond), counted("mean retries per 100 ms", p.MeanPer100ms)},
+		Cost:   Cost{Attempts: p.Retries},
+		Change: "add full jitter on " + segmentName(s.By) + " so that retries after an outage spread out instead of arriving as one wave",
+	}
 }
 
 // statusCount is how many retries followed a client error of one status.

@@ -124,33 +124,25 @@ const (
 
 // preferFallback finds segments whose retries on another route succeeded
 // far more often than those that stayed on the first route.
-func preferFallback(_ context.Context, _ *store.Store, _ model.Window, _ *segment.Measures, segs []segment.Segment) ([]Finding, error) {
-	var out []Finding
-	for _, s := range segs {
-		rr := s.RouteRetries
-		if rr.SameRouteRetries < minRouteRetries || rr.AlternateRouteRetries < minRouteRetries {
-			continue
-		}
-		same, alt := *rr.SameRouteRetrySuccessRate, *rr.AlternateRouteRetrySuccessRate
-		if alt-same < minFallbackGain {
-			continue
-		}
-		failed := rr.SameRouteRetries - int64(math.Round(same*float64(rr.SameRouteRetries)))
-		out = append(out, Finding{Kind: "prefer_fallback", Segment: s.By,
-			Problem: fmt.Sprintf("retries on another route succeeded %s of the time, retries on the same route %s",
-				format(Share, alt), format(Share, same)),
-			Evidence: []Evidence{
-				{Name: "alternate-route retries", Value: float64(rr.AlternateRouteRetries), Unit: "count"},
-				{Name: "alternate-route retry success", Value: alt, Unit: "share"},
-				{Name: "alternate-route time per retry", Value: *rr.AlternateRouteRetryAddedMs, Unit: "ms"},
-				{Name: "same-route retries", Value: float64(rr.SameRouteRetries), Unit: "count"},
-				{Name: "same-route retry success", Value: same, Unit: "share"},
-				{Name: "same-route time per retry", Value: *rr.SameRouteRetryAddedMs, Unit: "ms"},
-			},
-			Cost: Cost{Attempts: failed, TimeMs: rr.SameRouteFailedMs, Tokens: rr.SameRouteFailedTokens},
-			Change: fmt.Sprintf("fail over sooner on %s: the fallback rescued %s vs %s on the same route",
-				segmentName(s.By), format(Share, alt), format(Share, same)),
-		})
+func preferFallback(s *segment.Segment) *Finding {
+	rr := s.RouteRetries
+	if rr.SameRouteRetries < minRouteRetries || rr.AlternateRouteRetries < minRouteRetries {
+		return nil
 	}
-	return out, nil
+	same, alt := *rr.SameRouteRetrySuccessRate, *rr.AlternateRouteRetrySuccessRate
+	if alt-same < minFallbackGain {
+		return nil
+	}
+	failed := rr.SameRouteRetries - int64(math.Round(same*float64(rr.SameRouteRetries)))
+	return &Finding{Kind: "prefer_fallback",
+		Problem: fmt.Sprintf("retries on another route succeeded %s of the time, retries on the same route %s",
+			format(Share, alt), format(Share, same)),
+		Evidence: []Evidence{counted("alternate-route retries", float64(rr.AlternateRouteRetries)),
+			shareOf("alternate-route retry success", alt), inMs("alternate-route time per retry", *rr.AlternateRouteRetryAddedMs),
+			counted("same-route retries", float64(rr.SameRouteRetries)), shareOf("same-route retry success", same),
+			inMs("same-route time per retry", *rr.SameRouteRetryAddedMs)},
+		Cost: Cost{Attempts: failed, TimeMs: rr.SameRouteFailedMs, Tokens: rr.SameRouteFailedTokens},
+		Change: fmt.Sprintf("fail over sooner on %s: the fallback rescued %s vs %s on the same route",
+			segmentName(s.By), format(Share, alt), format(Share, same)),
+	}
 }

@@ -60,10 +60,34 @@ type detector func(ctx context.Context, st *store.Store, win model.Window, all *
 // are ranked by cost.
 var detectors = []detector{
 	clientErrorRetries,
-	capAttempts, retryStorm, preferFallback,
-	ignoredRetryAfter, noJitter, retryLockstep,
-	deadlineExhausted, abandonedStreams, nestedRetryLoops,
+	capAttempts, retryStorm, perSegment(preferFallback),
+	perSegment(ignoredRetryAfter), perSegment(noJitter), perSegment(retryLockstep),
+	perSegment(deadlineExhausted), perSegment(abandonedStreams), perSegment(nestedRetryLoops),
 }
+
+// rule judges one segment of FindingDims: its finding, or nil.
+// perSegment fills in the finding's Segment.
+type rule func(s *segment.Segment) *Finding
+
+// perSegment is the detector that applies r to every segment.
+func perSegment(r rule) detector {
+	return func(_ context.Context, _ *store.Store, _ model.Window, _ *segment.Measures, segs []segment.Segment) ([]Finding, error) {
+		var out []Finding
+		for i := range segs {
+			if f := r(&segs[i]); f != nil {
+				f.Segment = segs[i].By
+				out = append(out, *f)
+			}
+		}
+		return out, nil
+	}
+}
+
+// Evidence in each unit the tables know.
+func counted(name string, v float64) Evidence { return Evidence{Name: name, Value: v, Unit: "count"} }
+func inMs(name string, v float64) Evidence    { return Evidence{Name: name, Value: v, Unit: "ms"} }
+func shareOf(name string, v float64) Evidence { return Evidence{Name: name, Value: v, Unit: "share"} }
+func ratioOf(name string, v float64) Evidence { return Evidence{Name: name, Value: v, Unit: "ratio"} }
 
 // findings runs every detector over the window's requests segmented by
 // FindingDims, and ranks what they find by cost.
@@ -125,38 +149,36 @@ func segmentValues(seg map[string]string) string {
 const minWasted = 5
 
 // clientErrorRetries finds retries after deterministic failures (400, 401,
-// 403, 404, 422 ...), which no retry fixes.
-func clientErrorRetries(ctx context.Context, st *store.Store, win model.Window, _ *segment.Measures, segs []segment.Segment) ([]Finding, error) {
-	var out []Finding
-	var byStatus map[string][]statusCount
-	for _, s := range segs {
-		if s.ClientErrorRetries < minWasted {
-			continue
+// 403, 404, 422 ...), which no retry fixes, with how many followed each
+// status.
+func clientErrorRetries(ctx context.Context, st *store.Store, win model.Window, all *segment.Measures, segs []segment.Segment) ([]Finding, error) {
+	out, _ := perSegment(clientErrorRule)(ctx, st, win, all, segs)
+	if len(out) == 0 {
+		return out, nil
+	}
+	byStatus, err := clientErrorStatuses(ctx, st, win)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		for _, c := range byStatus[segmentName(out[i].Segment)] {
+			out[i].Evidence = append(out[i].Evidence, counted("retries after "+c.status, float64(c.retries)))
 		}
-		if byStatus == nil {
-			var err error
-			if byStatus, err = clientErrorStatuses(ctx, st, win); err != nil {
-				return nil, err
-			}
-		}
-		f := Finding{
-			Kind:    "retry_on_client_error",
-			Segment: s.By,
-			Problem: fmt.Sprintf("%d retries followed a client error (4xx such as 400, 404 or 422) that a retry does not fix",
-				s.ClientErrorRetries),
-			Evidence: []Evidence{
-				{Name: "retries after a client error", Value: float64(s.ClientErrorRetries), Unit: "count"},
-				{Name: "share of the segment's attempts", Value: float64(s.ClientErrorRetries) / float64(s.Attempts), Unit: "share"},
-			},
-			Cost:   Cost{Attempts: s.ClientErrorRetries, TimeMs: s.ClientErrorRetryMs, Tokens: s.ClientErrorRetryTokens},
-			Change: "stop retrying deterministic client errors (400, 401, 403, 404, 422) on " + segmentName(s.By) + "; fix the request instead",
-		}
-		for _, c := range byStatus[segmentName(s.By)] {
-			f.Evidence = append(f.Evidence, Evidence{Name: "retries after " + c.status, Value: float64(c.retries), Unit: "count"})
-		}
-		out = append(out, f)
 	}
 	return out, nil
+}
+
+func clientErrorRule(s *segment.Segment) *Finding {
+	n := s.ClientErrorRetries
+	if n < minWasted {
+		return nil
+	}
+	return &Finding{Kind: "retry_on_client_error",
+		Problem:  fmt.Sprintf("%d retries followed a client error (4xx such as 400, 404 or 422) that a retry does not fix", n),
+		Evidence: []Evidence{counted("retries after a client error", float64(n)), shareOf("share of the segment's attempts", float64(n)/float64(s.Attempts))},
+		Cost:     Cost{Attempts: n, TimeMs: s.ClientErrorRetryMs, Tokens: s.ClientErrorRetryTokens},
+		Change:   "stop retrying deterministic client errors (400, 401, 403, 404, 422) on " + segmentName(s.By) + "; fix the request instead",
+	}
 }
 
 // findingsTable lays the findings out, most costly first; each finding's

@@ -4,40 +4,26 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
-	"github.com/retryscope/retryscope/internal/testkit"
-	"github.com/retryscope/retryscope/rebuild"
+	"github.com/retryscope/retryscope/internal/testkit/workload"
 )
 
 // genReport generates cfg's workload, ingests and rebuilds it and builds
 // its report (no segments asked for: the findings segment on their own).
 func genReport(t *testing.T, cfg gen.Config) (*Report, gen.Truth) {
 	t.Helper()
-	res, err := gen.Generate(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "traces.jsonl"), gen.WriteJSONLines, res.Traces)
-	st := testkit.Open(t)
+	st, truth := workload.Rebuilt(t, cfg)
 	ctx := context.Background()
-	if _, err := ingest.Run(ctx, st, []string{path}, ingest.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := rebuild.Rebuild(ctx, st); err != nil {
-		t.Fatal(err)
-	}
 	rep, err := Build(ctx, st, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rep, res.Truth
+	return rep, truth
 }
 
 // truthSegment names a truth request's findings segment as findings do.

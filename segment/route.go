@@ -3,15 +3,25 @@ package segment
 // routeRetries are one request's retry attempts (ordinal > 1) on the
 // route of its first attempt and on another route.
 type routeRetries struct {
-	same, sameOK, alt, altOK int64
-	sameMs, sameFailedMs     float64
-	sameFailedTokens         int64
-	altMs                    float64
+	// n, ok and ms are the retries, those that succeeded and their time
+	// (the gap before each included): [sameRoute] on the first attempt's
+	// route, [altRoute] on another.
+	n, ok [2]int64
+	ms    [2]float64
+	// failedMs and failedTokens are the time and tokens of same-route
+	// retries that failed.
+	failedMs     float64
+	failedTokens int64
 }
+
+const (
+	sameRoute = iota
+	altRoute
+)
 
 // dest are the scan targets of segment_rows.sql's route columns, in order.
 func (r *routeRetries) dest() []any {
-	return []any{&r.same, &r.sameOK, &r.sameMs, &r.sameFailedMs, &r.sameFailedTokens, &r.alt, &r.altOK, &r.altMs}
+	return []any{&r.n[sameRoute], &r.ok[sameRoute], &r.ms[sameRoute], &r.failedMs, &r.failedTokens, &r.n[altRoute], &r.ok[altRoute], &r.ms[altRoute]}
 }
 
 // RouteRetries compares retries that stayed on the route of the request's
@@ -36,19 +46,15 @@ type RouteRetries struct {
 type routeSums struct{ routeRetries }
 
 func (s *routeSums) add(r *routeRetries) {
-	s.same += r.same
-	s.sameOK += r.sameOK
-	s.sameMs += r.sameMs
-	s.sameFailedMs += r.sameFailedMs
-	s.sameFailedTokens += r.sameFailedTokens
-	s.alt += r.alt
-	s.altOK += r.altOK
-	s.altMs += r.altMs
+	for k := range s.n {
+		s.n[k], s.ok[k], s.ms[k] = s.n[k]+r.n[k], s.ok[k]+r.ok[k], s.ms[k]+r.ms[k]
+	}
+	s.failedMs, s.failedTokens = s.failedMs+r.failedMs, s.failedTokens+r.failedTokens
 }
 
 func (s *routeSums) measures() RouteRetries {
-	out := RouteRetries{SameRouteRetries: s.same, SameRouteFailedMs: s.sameFailedMs, SameRouteFailedTokens: s.sameFailedTokens,
-		AlternateRouteRetries: s.alt}
+	out := RouteRetries{SameRouteRetries: s.n[sameRoute], SameRouteFailedMs: s.failedMs, SameRouteFailedTokens: s.failedTokens,
+		AlternateRouteRetries: s.n[altRoute]}
 	ratio := func(a, b float64) *float64 {
 		if b == 0 {
 			return nil
@@ -56,9 +62,9 @@ func (s *routeSums) measures() RouteRetries {
 		v := a / b
 		return &v
 	}
-	out.SameRouteRetrySuccessRate = ratio(float64(s.sameOK), float64(s.same))
-	out.SameRouteRetryAddedMs = ratio(s.sameMs, float64(s.same))
-	out.AlternateRouteRetrySuccessRate = ratio(float64(s.altOK), float64(s.alt))
-	out.AlternateRouteRetryAddedMs = ratio(s.altMs, float64(s.alt))
+	out.SameRouteRetrySuccessRate = ratio(float64(s.ok[sameRoute]), float64(s.n[sameRoute]))
+	out.SameRouteRetryAddedMs = ratio(s.ms[sameRoute], float64(s.n[sameRoute]))
+	out.AlternateRouteRetrySuccessRate = ratio(float64(s.ok[altRoute]), float64(s.n[altRoute]))
+	out.AlternateRouteRetryAddedMs = ratio(s.ms[altRoute], float64(s.n[altRoute]))
 	return out
 }

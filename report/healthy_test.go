@@ -22,7 +22,8 @@ func TestHealthyWorkloadHasNoFindings(t *testing.T) {
 	for _, f := range rep.Findings {
 		t.Errorf("%s on %s: %s", f.Kind, segmentName(f.Segment), f.Problem)
 	}
-	if rep.Workload.Retried < 50 || len(detectors) < 7 {
-		t.Errorf("%d retried requests and %d kinds of finding: the test needs retries to judge and every detector", rep.Workload.Retried, len(detectors))
+	if rep.Workload.Retried < 50 || len(detectors) < 7 || len(rep.Capacity.Buckets) == 0 || len(rep.MarginalYield.Workload.Rows) < 2 {
+		t.Errorf("%d retried requests, %d kinds of finding, %d capacity buckets, %d attempts at most: the test needs retries over time and every detector",
+			rep.Workload.Retried, len(detectors), len(rep.Capacity.Buckets), len(rep.MarginalYield.Workload.Rows))
 	}
 }

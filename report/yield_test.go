@@ -332,28 +332,6 @@ func TestCapAttempts(t *testing.T) {
 	}
 }
 
-// TestHealthyNoYieldFindings: a healthy workload (low fault rates, full
-// jitter, no storm) gives none of the marginal yield, capacity and route
-// findings.
-func TestHealthyNoYieldFindings(t *testing.T) {
-	cfg := gen.DefaultConfig()
-	cfg.Seed, cfg.Requests, cfg.Rate = 4, 3000, 20
-	cfg.Faults = gen.FaultMix{RateLimited: 0.005, ServerError: 0.005, Reset: 0.002, Timeout: 0.002}
-	cfg.Shapes = append(gen.AllShapes(), gen.ShapeAppLoop)
-	cfg.Policy.NaiveShare = 0
-	st, _ := workload.Rebuilt(t, cfg)
-	rep := buildReport(t, st)
-	for _, kind := range []string{"cap_attempts", "retry_storm", "prefer_fallback"} {
-		for _, f := range findingsOf(rep, kind) {
-			t.Errorf("%s on %s: %s", kind, segmentName(f.Segment), f.Problem)
-		}
-	}
-	if len(rep.Capacity.Buckets) == 0 || len(rep.MarginalYield.Workload.Rows) < 2 {
-		t.Errorf("the healthy workload has %d capacity buckets and %d attempts at most; the test needs retries over time",
-			len(rep.Capacity.Buckets), len(rep.MarginalYield.Workload.Rows))
-	}
-}
-
 // TestCeiling: the ceiling is the most attempts whose capped p99 and
 // amplification keep to the budgets.
 func TestCeiling(t *testing.T) {

@@ -71,54 +71,52 @@
 WITH ordered AS (
     SELECT request_id, ordinal, elapsed_ms, is_final, input_tokens, output_tokens, gap_before_ms, route, outcome,
            tries, start_ns, ttft_ms, queue_ms, connect_ms, serve_ms, generate_ms,
-           lag(trigger) OVER (PARTITION BY request_id ORDER BY ordinal) = 'client_error' AS after_client_error,
-           ordinal > 1 AND route IS NOT DISTINCT FROM first_value(route) OVER (PARTITION BY request_id ORDER BY ordinal) AS same_route_retry,
-           ordinal > 1 AND route IS DISTINCT FROM first_value(route) OVER (PARTITION BY request_id ORDER BY ordinal) AS alternate_route_retry,
+           lag(trigger) OVER w = 'client_error' AS after_client_error,
+           ordinal > 1 AND route IS NOT DISTINCT FROM first_value(route) OVER w AS same_route_retry,
+           ordinal > 1 AND route IS DISTINCT FROM first_value(route) OVER w AS alternate_route_retry,
+           lag(retry_after_s) OVER w AS after_retry_after_s,
            outcome = 'ok' AS attempt_ok
     FROM attempts
+    WINDOW w AS (PARTITION BY request_id ORDER BY ordinal)
 ),
+-- Sums of milliseconds add whole nanoseconds, so they are exact and do not
+-- depend on the order the rows come in.
 per_request AS (
     SELECT request_id,
            max(elapsed_ms) FILTER (WHERE ordinal = 1) AS first_attempt_ms,
            max(elapsed_ms) FILTER (WHERE ordinal = 2) AS second_attempt_ms,
            coalesce(sum(input_tokens) FILTER (WHERE NOT is_final), 0) AS duplicated_input_tokens,
-           coalesce(sum(elapsed_ms ORDER BY ordinal) FILTER (WHERE NOT is_final), 0) AS duplicated_attempt_ms,
+           coalesce(sum(round(elapsed_ms * 1e6)::BIGINT) FILTER (WHERE NOT is_final), 0) / 1e6 AS duplicated_attempt_ms,
            count(*) FILTER (WHERE after_client_error) AS client_error_retries,
-           coalesce(sum(elapsed_ms + coalesce(gap_before_ms, 0) ORDER BY ordinal) FILTER (WHERE after_client_error), 0) AS client_error_retry_ms,
+           coalesce(sum(round((elapsed_ms + coalesce(gap_before_ms, 0)) * 1e6)::BIGINT) FILTER (WHERE after_client_error), 0) / 1e6 AS client_error_retry_ms,
            coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FILTER (WHERE after_client_error), 0) AS client_error_retry_tokens,
            count(*) FILTER (WHERE same_route_retry) AS same_route_retries,
            count(*) FILTER (WHERE same_route_retry AND attempt_ok) AS same_route_retry_ok,
-           coalesce(sum(elapsed_ms + greatest(coalesce(gap_before_ms, 0), 0) ORDER BY ordinal) FILTER (WHERE same_route_retry), 0) AS same_route_retry_ms,
-           coalesce(sum(elapsed_ms + greatest(coalesce(gap_before_ms, 0), 0) ORDER BY ordinal) FILTER (WHERE same_route_retry AND NOT attempt_ok), 0) AS same_route_failed_ms,
+           coalesce(sum(round((elapsed_ms + greatest(coalesce(gap_before_ms, 0), 0)) * 1e6)::BIGINT) FILTER (WHERE same_route_retry), 0) / 1e6 AS same_route_retry_ms,
+           coalesce(sum(round((elapsed_ms + greatest(coalesce(gap_before_ms, 0), 0)) * 1e6)::BIGINT) FILTER (WHERE same_route_retry AND NOT attempt_ok), 0) / 1e6 AS same_route_failed_ms,
            coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FILTER (WHERE same_route_retry AND NOT attempt_ok), 0) AS same_route_failed_tokens,
            count(*) FILTER (WHERE alternate_route_retry) AS alternate_route_retries,
            count(*) FILTER (WHERE alternate_route_retry AND attempt_ok) AS alternate_route_retry_ok,
-           coalesce(sum(elapsed_ms + greatest(coalesce(gap_before_ms, 0), 0) ORDER BY ordinal) FILTER (WHERE alternate_route_retry), 0) AS alternate_route_retry_ms,
+           coalesce(sum(round((elapsed_ms + greatest(coalesce(gap_before_ms, 0), 0)) * 1e6)::BIGINT) FILTER (WHERE alternate_route_retry), 0) / 1e6 AS alternate_route_retry_ms,
            coalesce(max(output_tokens) FILTER (WHERE is_final), 0) AS final_output_tokens,
            max(elapsed_ms) FILTER (WHERE is_final) AS final_attempt_ms,
            max(tries[len(tries)]) FILTER (WHERE len(tries) >= 2) AS sdk_attempts_max,
            min(start_ns + ttft_ms * 1e6) AS first_token_at_ns,
-           coalesce(sum(queue_ms ORDER BY ordinal), 0) AS queue_sum_ms, count(queue_ms) AS queue_n,
-           coalesce(sum(connect_ms ORDER BY ordinal), 0) AS connect_sum_ms, count(connect_ms) AS connect_n,
-           coalesce(sum(serve_ms ORDER BY ordinal), 0) AS serve_sum_ms, count(serve_ms) AS serve_n,
-           coalesce(sum(generate_ms ORDER BY ordinal), 0) AS generate_sum_ms, count(generate_ms) AS generate_n
-    FROM ordered
-    GROUP BY request_id
-),
-hygiene AS (
-    SELECT request_id,
+           coalesce(sum(round(queue_ms * 1e6)::BIGINT), 0) / 1e6 AS queue_sum_ms, count(queue_ms) AS queue_n,
+           coalesce(sum(round(connect_ms * 1e6)::BIGINT), 0) / 1e6 AS connect_sum_ms, count(connect_ms) AS connect_n,
+           coalesce(sum(round(serve_ms * 1e6)::BIGINT), 0) / 1e6 AS serve_sum_ms, count(serve_ms) AS serve_n,
+           coalesce(sum(round(generate_ms * 1e6)::BIGINT), 0) / 1e6 AS generate_sum_ms, count(generate_ms) AS generate_n,
+           -- retry hygiene
            count(*) FILTER (WHERE after_retry_after_s > 0 AND gap_before_ms >= 0) AS retry_after_retries,
            count(*) FILTER (WHERE gap_before_ms >= 0 AND gap_before_ms < after_retry_after_s * 1000) AS retry_after_ignored,
-           coalesce(sum(after_retry_after_s * 1000 - gap_before_ms ORDER BY ordinal)
-                    FILTER (WHERE gap_before_ms >= 0 AND gap_before_ms < after_retry_after_s * 1000), 0) AS retry_after_early_ms,
-           coalesce(sum(elapsed_ms ORDER BY ordinal)
-                    FILTER (WHERE gap_before_ms >= 0 AND gap_before_ms < after_retry_after_s * 1000), 0) AS retry_after_ignored_ms,
+           coalesce(sum(round((after_retry_after_s * 1000 - gap_before_ms) * 1e6)::BIGINT)
+                    FILTER (WHERE gap_before_ms >= 0 AND gap_before_ms < after_retry_after_s * 1000), 0) / 1e6 AS retry_after_early_ms,
+           coalesce(sum(round(elapsed_ms * 1e6)::BIGINT)
+                    FILTER (WHERE gap_before_ms >= 0 AND gap_before_ms < after_retry_after_s * 1000), 0) / 1e6 AS retry_after_ignored_ms,
            list(gap_before_ms ORDER BY ordinal)
                FILTER (WHERE gap_before_ms >= 0 AND coalesce(after_retry_after_s, 0) <= 0) AS retry_gaps_ms,
            list(start_ns ORDER BY ordinal) FILTER (WHERE ordinal > 1) AS retry_starts_ns
-    FROM (SELECT request_id, ordinal, start_ns, elapsed_ms, gap_before_ms,
-                 lag(retry_after_s) OVER (PARTITION BY request_id ORDER BY ordinal) AS after_retry_after_s
-          FROM attempts)
+    FROM ordered
     GROUP BY request_id
 )
 SELECT r.start_ns,
@@ -140,8 +138,8 @@ SELECT r.start_ns,
        a.client_error_retry_tokens,
        a.same_route_retries, a.same_route_retry_ok, a.same_route_retry_ms, a.same_route_failed_ms, a.same_route_failed_tokens,
        a.alternate_route_retries, a.alternate_route_retry_ok, a.alternate_route_retry_ms,
-       h.retry_after_retries, h.retry_after_ignored, h.retry_after_early_ms, h.retry_after_ignored_ms,
-       h.retry_gaps_ms, h.retry_starts_ns,
+       a.retry_after_retries, a.retry_after_ignored, a.retry_after_early_ms, a.retry_after_ignored_ms,
+       a.retry_gaps_ms, a.retry_starts_ns,
        r.outcome_detail,
        coalesce(a.final_output_tokens, 0) AS final_output_tokens,
        a.final_attempt_ms,
@@ -161,7 +159,6 @@ SELECT r.start_ns,
        /*dims*/
 FROM requests r
 LEFT JOIN per_request a ON a.request_id = r.request_id
-LEFT JOIN hygiene h ON h.request_id = r.request_id
 /*joins*/
 WHERE r.start_ns >= $1 AND r.start_ns < $2
 /*where*/

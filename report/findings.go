@@ -89,18 +89,19 @@ func inMs(name string, v float64) Evidence    { return Evidence{Name: name, Valu
 func shareOf(name string, v float64) Evidence { return Evidence{Name: name, Value: v, Unit: "share"} }
 func ratioOf(name string, v float64) Evidence { return Evidence{Name: name, Value: v, Unit: "ratio"} }
 
-// findings runs every detector over the window's requests segmented by
-// FindingDims, and ranks what they find by cost.
-func findings(ctx context.Context, st *store.Store, win model.Window, spec segment.Spec) ([]Finding, error) {
-	spec.By, spec.Where = nil, nil
+// findingDims are FindingDims as a segmentation.
+func findingDims() []segment.Dim {
+	var dims []segment.Dim
 	for _, k := range FindingDims {
-		spec.By = append(spec.By, segment.Dim{Kind: k})
+		dims = append(dims, segment.Dim{Kind: k})
 	}
-	spec.MinCohort, spec.CI, spec.Samples = 1, false, false
-	res, err := segment.Compute(ctx, st, spec)
-	if err != nil {
-		return nil, err
-	}
+	return dims
+}
+
+// findings runs every detector over res, the window's requests segmented
+// by FindingDims with every cohort on its own, and ranks what they find by
+// cost.
+func findings(ctx context.Context, st *store.Store, win model.Window, res *segment.Result) ([]Finding, error) {
 	out := []Finding{}
 	for _, d := range detectors {
 		f, err := d(ctx, st, win, &res.Workload, res.Segments)

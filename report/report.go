@@ -7,6 +7,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -168,17 +169,19 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 		Segments: []segment.Segment{}, SegmentBy: []string{}}
 	rep.settings = settings{source: opt.Source, explain: opt.Explain, findings: opt.FindingsOnly, ci: spec.CI}
 
-	// The workload is the segment engine with no dimensions and no filter.
+	// The workload is the segment engine with no filter; in the same pass
+	// it segments the requests by FindingDims, every cohort on its own,
+	// for the findings to judge.
 	whole := segment.Spec{Since: spec.Since, Until: spec.Until, CI: spec.CI, Seed: spec.Seed,
 		Resamples: spec.Resamples, MinTail: spec.MinTail, BaselineKind: spec.BaselineKind, Samples: true, Prices: spec.Prices,
-		TaskKey: spec.TaskKey}
+		TaskKey: spec.TaskKey, By: findingDims(), MinCohort: 1}
 	all, err := segment.Compute(ctx, st, whole)
 	if err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
 	rep.Workload.Measures, rep.samples = all.Workload, all.Samples
 	rep.settings.baseline, rep.settings.seed, rep.settings.resamples = all.Baseline, all.Seed, all.Resamples
-	rep.settings.minCohort = all.MinCohort
+	rep.settings.minCohort = cmp.Or(spec.MinCohort, segment.DefaultMinCohort)
 	rep.Notes = all.Notes
 	if len(spec.By) > 0 || len(spec.Where) > 0 {
 		res, err := segment.Compute(ctx, st, spec)
@@ -212,7 +215,7 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	}
 	rep.MarginalYield = marginalYield(reqs, model.Rule{MinTail: all.MinTail}, opt.YieldBudget, rep.settings.minCohort)
 	rep.Capacity = capacity(reqs, capacityStep(reqs), all.Workload.HiddenWorkMs)
-	if rep.Findings, err = findings(withYieldRequests(ctx, opt.Window, reqs), st, opt.Window, whole); err != nil {
+	if rep.Findings, err = findings(withYieldRequests(ctx, opt.Window, reqs), st, opt.Window, &all); err != nil {
 		return nil, fmt.Errorf("findings: %w", err)
 	}
 	i := &rep.Ingest

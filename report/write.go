@@ -32,10 +32,18 @@ func Write(w io.Writer, rep *Report, format string) error {
 	return fmt.Errorf("unknown report format %q (want %s)", format, strings.Join(Formats, ", "))
 }
 
-// WriteJSON writes the Report as the JSON document SPEC §10 fixes.
+// WriteJSON writes the Report as the JSON document SPEC §10 fixes; asked
+// for the findings alone, the schema, the window and the findings.
 func WriteJSON(w io.Writer, rep *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	if rep.settings.findings {
+		return enc.Encode(struct {
+			Schema   string    `json:"schema"`
+			Window   Window    `json:"window"`
+			Findings []Finding `json:"findings"`
+		}{rep.Schema, rep.Window, rep.Findings})
+	}
 	return enc.Encode(rep)
 }
 

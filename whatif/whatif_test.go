@@ -1,0 +1,109 @@
+package whatif
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/testkit/workload"
+)
+
+// calm is a calm workload of explicit and resend requests with common
+// random numbers, under the given change of gen's default policy; 3% of
+// its requests are bad (4xx), and 30% of its clients are naive (they
+// retry 4xx and ignore Retry-After).
+func calm(change func(*gen.Policy)) gen.Config {
+	cfg := gen.DefaultConfig()
+	cfg.Requests, cfg.Shapes, cfg.CRN = 3000, []gen.Shape{gen.ShapeExplicit, gen.ShapeResend}, true
+	cfg.Faults.ClientError, cfg.Policy.NaiveShare = 0.03, 0.3
+	change(&cfg.Policy)
+	return cfg
+}
+
+func replayOf(t *testing.T, st *store.Store, p Policy) *Result {
+	t.Helper()
+	res, err := Replay(context.Background(), st, p, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// near reports whether got is within rel of want, or within abs.
+func near(got, want, rel, abs float64) bool {
+	d := math.Abs(got - want)
+	return d <= abs || d <= rel*math.Abs(want)
+}
+
+// figureChecks lists the figures a prediction is held to: amplification
+// and final failure rate within rel (or abs), p99 within p99Rel.
+func checkPrediction(t *testing.T, name string, pred, rerun Figures, rel, abs, p99Rel float64) {
+	t.Helper()
+	if !near(pred.Amplification, rerun.Amplification, rel, abs) {
+		t.Errorf("%s: predicted amplification %.4f, the re-run's %.4f", name, pred.Amplification, rerun.Amplification)
+	}
+	if !near(pred.FinalFailureRate, rerun.FinalFailureRate, rel, abs) {
+		t.Errorf("%s: predicted final failure rate %.4f, the re-run's %.4f", name, pred.FinalFailureRate, rerun.FinalFailureRate)
+	}
+	if pred.P99 == nil || rerun.P99 == nil || !near(*pred.P99, *rerun.P99, p99Rel, 0) {
+		t.Errorf("%s: predicted p99 %v ms, the re-run's %v ms", name, deref(pred.P99), deref(rerun.P99))
+	}
+	t.Logf("%s: amplification %.4f vs %.4f, final failure %.4f vs %.4f, p99 %.1f vs %.1f ms", name,
+		pred.Amplification, rerun.Amplification, pred.FinalFailureRate, rerun.FinalFailureRate, deref(pred.P99), deref(rerun.P99))
+}
+
+func nearOrBothNil(got, want *float64, rel float64) bool {
+	if got == nil || want == nil {
+		return got == nil && want == nil
+	}
+	return near(*got, *want, rel, 0)
+}
+
+func deref(v *float64) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	return *v
+}
+
+// TestIdentity: replaying the recorded policy, as the zero Policy or as
+// its own cap, reproduces the recorded figures, overall and per segment.
+func TestIdentity(t *testing.T) {
+	st, _ := workload.Rebuilt(t, calm(func(*gen.Policy) {}))
+	for _, p := range []Policy{{}, {Inner: 3}} {
+		res := replayOf(t, st, p)
+		for _, row := range append([]Row{res.Overall}, res.Segments...) {
+			rec, mod := row.Recorded, row.Modeled
+			if rec.Attempts != mod.Attempts || rec.Tokens != mod.Tokens || !near(mod.FinalFailureRate, rec.FinalFailureRate, 0.01, 0) ||
+				!near(mod.OfferedLoad, rec.OfferedLoad, 0.01, 0) || !nearOrBothNil(mod.P99, rec.P99, 0.01) {
+				t.Errorf("%s, segment %v: modeled %+v, recorded %+v", p, row.Segment, mod, rec)
+			}
+		}
+	}
+}
+
+// TestPredictsCalmRerun: on a calm workload recorded under gen's default
+// policy (full jitter, 3 attempts), the
+// replay without feedback predicts the re-run of the same seed, with common
+// random numbers, under another policy: amplification and final failure
+// rate within 5% relative (or 0.005 absolute), p99 within 10%.
+func TestPredictsCalmRerun(t *testing.T) {
+	recorded, _ := workload.Rebuilt(t, calm(func(*gen.Policy) {}))
+	for _, c := range []struct {
+		name   string
+		policy Policy
+		rerun  func(*gen.Policy)
+	}{
+		{"cap 3→1", Policy{Inner: 1}, func(p *gen.Policy) { p.MaxAttempts = 1 }},
+		{"cap 3→2", Policy{Inner: 2}, func(p *gen.Policy) { p.MaxAttempts = 2 }},
+		{"no retry on 4xx", Policy{NoRetryOn: []string{"client_error"}}, func(p *gen.Policy) { p.NoRetry4xx = true }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rerun, _ := workload.Rebuilt(t, calm(c.rerun))
+			pred, want := replayOf(t, recorded, c.policy).Overall.Modeled, replayOf(t, rerun, Policy{}).Overall.Recorded
+			checkPrediction(t, c.name, pred, want, 0.05, 0.005, 0.10)
+		})
+	}
+}

@@ -14,6 +14,7 @@
 --   tries               its try number per retry layer, outermost first,
 --                       comma-separated ('' when unknown)
 --   start_ns, end_ns    the attempt's client-side start and end (Unix ns)
+--   attempt_route       the attempt's route (server.address), '' when unknown
 --   ok                  the attempt succeeded
 --   trigger             SPEC §3 trigger when it failed, else ''
 --   gap_before_ms       start minus the latest end of earlier attempts
@@ -23,7 +24,7 @@ SELECT r.request_id,
        coalesce(r.service, '(unset)'), coalesce(r.operation, '(unset)'), coalesce(r.route, '(unset)'),
        r.start_ns, r.end_ns, r.latency_ms, r.outcome = 'ok',
        a.ordinal, coalesce(array_to_string(a.tries, ','), ''),
-       a.start_ns, a.end_ns, a.outcome = 'ok', coalesce(a.trigger, ''),
+       a.start_ns, a.end_ns, coalesce(a.route, ''), a.outcome = 'ok', coalesce(a.trigger, ''),
        a.gap_before_ms,
        coalesce(a.input_tokens, 0) + coalesce(a.output_tokens, 0)
 FROM requests r

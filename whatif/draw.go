@@ -1,72 +1,136 @@
 package whatif
 
-// pools holds, per segment, the recorded retries of one-loop requests by
-// attempt number, to draw the attempts a higher cap would add; and the
-// highest try each segment recorded, its recorded cap.
+import (
+	"fmt"
+	"slices"
+)
+
+// poolKey is a segment, a try number per layer (outermost first) and the
+// trigger of the failure before the attempt ("" for any).
+type poolKey struct {
+	seg   Segment
+	tries string
+	after string
+}
+
+func keyOf(seg Segment, tries []int, after string) poolKey {
+	return poolKey{seg, fmt.Sprint(tries), after}
+}
+
+// pools holds the recorded attempts by segment and tries, to draw the
+// attempts a policy makes that the recorded requests never made; and, per
+// segment and depth of nesting, the highest try recorded in each layer: the
+// recorded caps.
 type pools struct {
-	retries map[Segment][][]recAttempt // [n-2]: the attempts numbered n ≥ 2
-	caps    map[Segment]int
+	attempts map[poolKey][]recAttempt
+	caps     map[Segment]map[int][]int
 }
 
 func newPools(reqs []*recRequest) pools {
-	p := pools{retries: map[Segment][][]recAttempt{}, caps: map[Segment]int{}}
+	p := pools{attempts: map[poolKey][]recAttempt{}, caps: map[Segment]map[int][]int{}}
 	for _, r := range reqs {
-		for _, a := range r.attempts {
-			if len(a.tries) != 1 {
+		for i, a := range r.attempts {
+			caps := p.recordedCaps(r.seg, len(a.tries))
+			for i, n := range a.tries {
+				caps[i] = max(caps[i], n)
+			}
+			if a.trigger == "client_error" || slices.Equal(a.tries, r.attempts[0].tries) {
 				continue
 			}
-			n := a.tries[0]
-			p.caps[r.seg] = max(p.caps[r.seg], n)
-			if n < 2 || a.trigger == "client_error" {
-				continue
+			for _, k := range []poolKey{keyOf(r.seg, a.tries, ""), keyOf(r.seg, a.tries, r.attempts[i-1].trigger)} {
+				p.attempts[k] = append(p.attempts[k], a)
 			}
-			byN := p.retries[r.seg]
-			for len(byN) < n-1 {
-				byN = append(byN, nil)
-			}
-			byN[n-2] = append(byN[n-2], a)
-			p.retries[r.seg] = byN
 		}
 	}
 	return p
 }
 
-// at returns the segment's recorded attempts numbered n, or, past the
-// highest number recorded, those of the highest.
-func (p pools) at(seg Segment, n int) []recAttempt {
-	byN := p.retries[seg]
-	if len(byN) == 0 {
-		return nil
+// recordedCaps are the highest tries per layer the segment recorded in
+// requests with depth layers.
+func (p pools) recordedCaps(seg Segment, depth int) []int {
+	byDepth := p.caps[seg]
+	if byDepth == nil {
+		byDepth = map[int][]int{}
+		p.caps[seg] = byDepth
 	}
-	return byN[min(n, len(byN)+1)-2]
+	if byDepth[depth] == nil {
+		byDepth[depth] = make([]int, depth)
+	}
+	return byDepth[depth]
 }
 
-// draw makes the attempt after last when the recorded attempts ran out at
-// the segment's recorded cap and the policy allows more: a bad request
-// (client_error) fails the same way again; any other failure is followed
-// by a recorded attempt of that number in the segment, drawn at random
-// with its outcome, duration, wait before it and tokens.
-func (r *replayer) draw(s *replayed, last modAttempt) (modAttempt, bool) {
-	if len(last.tries) != 1 {
+// draw makes the attempt after last when the policy makes one the recorded
+// request did not: past the recorded cap of a one-loop request, or, in a
+// nested request whose inner loop the policy cut, the outer loop's retry.
+// The attempt is a recorded one of the same segment and tries that followed
+// a failure with the same trigger (or, without one, any), drawn at random
+// with its outcome, duration, wait before it and tokens (past the highest
+// try recorded, one of the highest); a bad request (client_error) fails
+// the same way again.
+func (r *replayer) draw(s *replayed, last modAttempt, cut bool) (modAttempt, bool) {
+	tries, ok := r.nextTries(s.req.seg, last.tries, cut)
+	if !ok {
 		return modAttempt{}, false
 	}
-	n, seg := last.tries[0], s.req.seg
-	if r.policy.Inner <= n || n < r.pools.caps[seg] {
-		return modAttempt{}, false
+	pool := r.pools.attempts[keyOf(s.req.seg, tries, last.trigger)]
+	if len(pool) == 0 {
+		pool = r.pools.attempts[keyOf(s.req.seg, tries, "")]
 	}
-	pool := r.pools.at(seg, n+1)
+	if len(pool) == 0 && len(tries) == 1 {
+		pool = r.pools.attempts[keyOf(s.req.seg, r.pools.recordedCaps(s.req.seg, 1), "")]
+	}
 	if len(pool) == 0 {
 		return modAttempt{}, false
 	}
 	pick := pool[s.rng.IntN(len(pool))]
 	start := last.endMs + max(0, pick.gapMs)
-	next := modAttempt{tries: []int{n + 1}, startMs: start, endMs: start + pick.endMs - pick.startMs,
+	if len(s.spare) > 0 && s.spare[0].route == pick.route {
+		// The request's own next attempt, which the policy cut, is the
+		// draw for this one: the same moment, the same request, the same
+		// route; only the wait before it is the loop's. (A loop that
+		// falls over to another route draws from the segment.)
+		pick, s.spare = s.spare[0], s.spare[1:]
+	}
+	next := modAttempt{tries: tries, startMs: start, endMs: start + pick.endMs - pick.startMs,
 		ok: pick.ok, trigger: pick.trigger, tokens: pick.tokens}
 	if last.trigger == "client_error" {
 		next.endMs = start + last.endMs - last.startMs
 		next.ok, next.trigger, next.tokens = false, last.trigger, 0
 	}
 	next.recEndMs = next.endMs
-	s.changed = true
+	s.changed, s.drawn = true, true
+	return next, true
+}
+
+// nextTries is the policy's next attempt after one with these tries, when
+// the recorded request gives none: the inner loop's next try if the policy
+// raises its cap past the recorded one (one-loop requests), else, if the
+// policy cut the inner loop (or this is already a drawn attempt), the outer
+// loop's next try while it has tries left.
+func (r *replayer) nextTries(seg Segment, tries []int, cut bool) ([]int, bool) {
+	n := len(tries)
+	caps := slices.Clone(r.pools.recordedCaps(seg, n))
+	if r.policy.Inner > 0 {
+		caps[n-1] = r.policy.Inner
+	}
+	if r.policy.App > 0 && n > 1 {
+		caps[0] = r.policy.App
+	}
+	next := slices.Clone(tries)
+	switch {
+	case n == 1 && tries[0] < caps[0] && tries[0] >= r.pools.recordedCaps(seg, 1)[0]:
+		next[0]++
+	case n == 1 && cut && tries[0] < caps[0]:
+		next[0]++
+	case n > 1 && cut && tries[n-1] < caps[n-1]:
+		next[n-1]++
+	case n > 1 && cut && tries[0] < caps[0]:
+		next[0]++
+		for i := 1; i < n; i++ {
+			next[i] = 1
+		}
+	default:
+		return nil, false
+	}
 	return next, true
 }

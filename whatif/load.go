@@ -25,6 +25,7 @@ type recAttempt struct {
 	startMs  float64
 	endMs    float64
 	latestMs float64 // the latest end of the attempts before it
+	route    string
 	ok       bool
 	trigger  string
 	tokens   int64
@@ -62,7 +63,7 @@ func load(ctx context.Context, st *store.Store) ([]*recRequest, error) {
 			gap        sql.NullFloat64
 		)
 		if err := rows.Scan(&r.id, &r.seg.Service, &r.seg.Operation, &r.seg.Route, &r.startNs, &r.endNs, &r.latencyMs, &r.ok,
-			&ordinal, &tries, &start, &end, &a.ok, &a.trigger, &gap, &a.tokens); err != nil {
+			&ordinal, &tries, &start, &end, &a.route, &a.ok, &a.trigger, &gap, &a.tokens); err != nil {
 			return nil, fmt.Errorf("read attempts: %w", err)
 		}
 		if cur == nil || cur.id != r.id {

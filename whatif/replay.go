@@ -29,11 +29,15 @@ type modAttempt struct {
 
 // replayed is one logical request under the policy.
 type replayed struct {
-	req       *recRequest
-	next      int // the recorded attempt to consider next
-	kept      []modAttempt
-	shift     float64 // ms the kept attempts moved earlier than recorded
-	changed   bool    // an attempt was removed or drawn
+	req     *recRequest
+	next    int // the recorded attempt to consider next
+	kept    []modAttempt
+	shift   float64 // ms the kept attempts moved earlier than recorded
+	changed bool    // an attempt was removed or drawn
+	drawn   bool    // the recorded attempts no longer apply: the rest are drawn
+	// spare are the recorded attempts the policy cut at the end of the
+	// request, the request's own draws for the attempts it makes instead.
+	spare     []recAttempt
 	rng       *rand.Rand
 	ok        bool
 	latencyMs float64
@@ -125,13 +129,15 @@ func (r *replayer) attemptEnded(s *replayed, nowNs int64) {
 func (r *replayer) nextAttempt(s *replayed, last modAttempt) (modAttempt, bool) {
 	atts := s.req.attempts
 	skipped := false
-	for s.next < len(atts) {
+	for !s.drawn && s.next < len(atts) {
 		a := atts[s.next]
 		s.next++
 		if !r.policy.within(a.tries) {
 			skipped, s.changed = true, true
+			s.spare = append(s.spare, a)
 			continue
 		}
+		s.spare = nil
 		if skipped {
 			// The removed attempts and the waits between them go; the
 			// wait before this one stays.
@@ -140,7 +146,7 @@ func (r *replayer) nextAttempt(s *replayed, last modAttempt) (modAttempt, bool) 
 		return modAttempt{tries: a.tries, startMs: a.startMs - s.shift, endMs: a.endMs - s.shift, recEndMs: a.endMs,
 			ok: a.ok, trigger: a.trigger, tokens: a.tokens}, true
 	}
-	return r.draw(s, last)
+	return r.draw(s, last, skipped || s.drawn)
 }
 
 // finish closes s: with its recorded outcome and latency when the policy

@@ -99,9 +99,41 @@ func TestPredictsCalmRerun(t *testing.T) {
 		{"cap 3→1", Policy{Inner: 1}, func(p *gen.Policy) { p.MaxAttempts = 1 }},
 		{"cap 3→2", Policy{Inner: 2}, func(p *gen.Policy) { p.MaxAttempts = 2 }},
 		{"no retry on 4xx", Policy{NoRetryOn: []string{"client_error"}}, func(p *gen.Policy) { p.NoRetry4xx = true }},
+		{"retry budget 0.1", Policy{Budget: &Budget{Ratio: 0.1, Window: DefaultBudget.Window, Floor: DefaultBudget.Floor}},
+			func(p *gen.Policy) { p.Budget = 0.1 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rerun, _ := workload.Rebuilt(t, calm(c.rerun))
+			pred, want := replayOf(t, recorded, c.policy).Overall.Modeled, replayOf(t, rerun, Policy{}).Overall.Recorded
+			checkPrediction(t, c.name, pred, want, 0.05, 0.005, 0.10)
+		})
+	}
+}
+
+// nested is a calm workload of wrapped requests, every one an application
+// loop (3 tries, the last on a fallback provider) around SDK calls (3
+// attempts each), with common random numbers.
+func nested(change func(*gen.Policy)) gen.Config {
+	cfg := gen.DefaultConfig()
+	cfg.Requests, cfg.Rate, cfg.Shapes, cfg.Nested, cfg.CRN = 3000, 4, []gen.Shape{gen.ShapeWrapped}, true, true
+	change(&cfg.Policy)
+	return cfg
+}
+
+// TestPredictsNestedRerun: the same for nested app × SDK loops with
+// fallback, cutting the SDK's cap from 3 to 1, and both caps from 3 to 1.
+func TestPredictsNestedRerun(t *testing.T) {
+	recorded, _ := workload.Rebuilt(t, nested(func(*gen.Policy) {}))
+	for _, c := range []struct {
+		name   string
+		policy Policy
+		rerun  func(*gen.Policy)
+	}{
+		{"sdk 3→1", Policy{Inner: 1}, func(p *gen.Policy) { p.MaxAttempts = 1 }},
+		{"app 3→1, sdk 3→1", Policy{Inner: 1, App: 1}, func(p *gen.Policy) { p.MaxAttempts, p.AppTries = 1, 1 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rerun, _ := workload.Rebuilt(t, nested(c.rerun))
 			pred, want := replayOf(t, recorded, c.policy).Overall.Modeled, replayOf(t, rerun, Policy{}).Overall.Recorded
 			checkPrediction(t, c.name, pred, want, 0.05, 0.005, 0.10)
 		})

@@ -91,7 +91,7 @@ func (r *replayer) draw(s *replayed, last modAttempt, cut bool) (modAttempt, boo
 		// falls over to another route draws from the segment.)
 		pick, s.spare = s.spare[0], s.spare[1:]
 	}
-	next := modAttempt{tries: tries, startMs: start, endMs: start + pick.endMs - pick.startMs,
+	next := modAttempt{rec: -1, route: pick.route, tries: tries, startMs: start, endMs: start + pick.endMs - pick.startMs,
 		ok: pick.ok, trigger: pick.trigger, tokens: pick.tokens}
 	if last.trigger == "client_error" {
 		next.endMs = start + last.endMs - last.startMs

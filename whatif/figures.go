@@ -41,7 +41,8 @@ type Row struct {
 // Result is a replay: the policy, how it was modeled, and the figures.
 type Result struct {
 	Policy string `json:"policy"`
-	// Model names the level of the model: "replay without feedback".
+	// Model names the level of the model: "replay without feedback" or
+	// "replay with load feedback".
 	Model       string   `json:"model"`
 	Label       string   `json:"label"` // "modeled": every Modeled figure is a model's
 	Overall     Row      `json:"overall"`
@@ -116,9 +117,13 @@ func figures(outs []outcome, spanMs float64) Figures {
 
 // measure compares the recorded requests with their replay, overall and
 // per segment.
-func measure(reqs []*recRequest, reps []*replayed, policy Policy) *Result {
+func measure(reqs []*recRequest, reps []*replayed, policy Policy, withFeedback bool) *Result {
 	res := &Result{Policy: policy.String(), Model: "replay without feedback", Label: "modeled", Segments: []Row{},
 		Assumptions: assumptions()}
+	if withFeedback {
+		res.Model = "replay with load feedback"
+		res.Assumptions = append(feedbackAssumptions(), res.Assumptions[1:]...)
+	}
 	if len(reqs) == 0 {
 		return res
 	}

@@ -14,11 +14,18 @@ type Options struct {
 	// Seed seeds the draws of attempts beyond the recorded ones; the same
 	// seed gives the same result.
 	Seed int64
+	// Feedback makes the servers answer the load the policy offers: each
+	// route's attempt latency and load-driven failures (429 sheds,
+	// timeouts) follow the relation recorded between them and the
+	// attempts in flight.
+	Feedback bool
 }
 
 // modAttempt is one attempt of the modeled request; times are ms after the
 // request's start.
 type modAttempt struct {
+	rec            int    // the recorded attempt it is, -1 when drawn
+	route          string // where it went
 	tries          []int
 	startMs, endMs float64
 	recEndMs       float64 // its recorded end; for a drawn attempt, endMs
@@ -29,6 +36,7 @@ type modAttempt struct {
 
 // replayed is one logical request under the policy.
 type replayed struct {
+	idx     int // in the recorded requests
 	req     *recRequest
 	next    int // the recorded attempt to consider next
 	kept    []modAttempt
@@ -51,6 +59,8 @@ type replayer struct {
 	budget *budgetState
 	queue  endQueue
 	seq    uint64
+	// feedback, when set, makes recorded attempts answer the modeled load.
+	feedback *feedback
 }
 
 // Replay reads the recorded requests of st and replays them under policy,
@@ -67,25 +77,55 @@ func Replay(ctx context.Context, st *store.Store, policy Policy, opts Options) (
 }
 
 func replay(reqs []*recRequest, policy Policy, opts Options) *Result {
-	r := &replayer{policy: policy, pools: newPools(reqs)}
+	pl := pools{}
+	if len(reqs) > 0 {
+		pl = newPools(reqs)
+	}
+	out := runPass(reqs, policy, opts, pl, nil)
+	var fb *feedback
+	if opts.Feedback {
+		fb = fitFeedback(reqs)
+		for range feedbackPasses {
+			fb.modeled = modeledLoads(out)
+			out = runPass(reqs, policy, opts, pl, fb)
+		}
+	}
+	return measure(reqs, out, policy, fb != nil)
+}
+
+// runPass replays every request once; with fb, each recorded attempt's
+// outcome and duration answer the load the previous pass modeled.
+func runPass(reqs []*recRequest, policy Policy, opts Options, pl pools, fb *feedback) []*replayed {
+	r := &replayer{policy: policy, pools: pl, feedback: fb}
 	if policy.Budget != nil {
 		r.budget = &budgetState{Budget: *policy.Budget}
 	}
 	out := make([]*replayed, len(reqs))
 	for i, req := range reqs {
-		s := &replayed{req: req, rng: requestRNG(opts.Seed, req.id)}
+		s := &replayed{idx: i, req: req, rng: requestRNG(opts.Seed, req.id), next: 1}
 		out[i] = s
-		first := req.attempts[0]
-		s.next = 1
-		s.kept = []modAttempt{{tries: first.tries, startMs: first.startMs, endMs: first.endMs, recEndMs: first.endMs,
-			ok: first.ok, trigger: first.trigger, tokens: first.tokens}}
+		s.kept = []modAttempt{r.recorded(s, 0)}
 		r.push(s)
 	}
 	for r.queue.Len() > 0 {
 		e := heap.Pop(&r.queue).(endEvent)
 		r.attemptEnded(e.s, e.atNs)
 	}
-	return measure(reqs, out, policy)
+	return out
+}
+
+// recorded is recorded attempt i of s as the policy makes it: moved
+// earlier by what was removed before it, and, with feedback, answering
+// the modeled load.
+func (r *replayer) recorded(s *replayed, i int) modAttempt {
+	a := s.req.attempts[i]
+	m := modAttempt{rec: i, route: a.route, tries: a.tries, startMs: a.startMs - s.shift, endMs: a.endMs - s.shift, recEndMs: a.endMs,
+		ok: a.ok, trigger: a.trigger, tokens: a.tokens}
+	if r.feedback != nil && r.feedback.adjust(s, a, &m) {
+		s.changed = true
+		s.shift += (a.endMs - a.startMs) - (m.endMs - m.startMs)
+	}
+	return m
 }
 
 func requestRNG(seed int64, id string) *rand.Rand {
@@ -143,8 +183,7 @@ func (r *replayer) nextAttempt(s *replayed, last modAttempt) (modAttempt, bool) 
 			// wait before this one stays.
 			s.shift += max(0, a.latestMs-last.recEndMs)
 		}
-		return modAttempt{tries: a.tries, startMs: a.startMs - s.shift, endMs: a.endMs - s.shift, recEndMs: a.endMs,
-			ok: a.ok, trigger: a.trigger, tokens: a.tokens}, true
+		return r.recorded(s, s.next-1), true
 	}
 	return r.draw(s, last, skipped || s.drawn)
 }
@@ -162,8 +201,7 @@ func (r *replayer) finish(s *replayed) {
 				break
 			}
 			if r.policy.within(a.tries) {
-				s.kept = append(s.kept, modAttempt{tries: a.tries, startMs: a.startMs - s.shift, endMs: a.endMs - s.shift,
-					recEndMs: a.endMs, ok: a.ok, trigger: a.trigger, tokens: a.tokens})
+				s.kept = append(s.kept, r.recorded(s, s.next))
 			}
 		}
 	}

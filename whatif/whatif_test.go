@@ -139,3 +139,65 @@ func TestPredictsNestedRerun(t *testing.T) {
 		})
 	}
 }
+
+// storm is a workload of nested wrapped requests at 8 a second: the LLM
+// route runs near its capacity, and the retries push it over, so it sheds
+// 429s and slows down under their load.
+func storm(change func(*gen.Policy)) gen.Config {
+	cfg := nested(change)
+	cfg.Rate = 8
+	return cfg
+}
+
+func replayFeedback(t *testing.T, st *store.Store, p Policy) *Result {
+	t.Helper()
+	res, err := Replay(context.Background(), st, p, Options{Seed: 1, Feedback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Model != "replay with load feedback" {
+		t.Errorf("model %q", res.Model)
+	}
+	return res
+}
+
+// TestFeedbackIdentity: with feedback, replaying the recorded policy still
+// reproduces the recorded figures: the load it models is the load recorded.
+func TestFeedbackIdentity(t *testing.T) {
+	st, _ := workload.Rebuilt(t, storm(func(*gen.Policy) {}))
+	res := replayFeedback(t, st, Policy{})
+	if rec, mod := res.Overall.Recorded, res.Overall.Modeled; rec.Attempts != mod.Attempts || rec.FinalFailureRate != mod.FinalFailureRate ||
+		!nearOrBothNil(mod.P99, rec.P99, 0.01) || !near(mod.OfferedLoad, rec.OfferedLoad, 0.01, 0) {
+		t.Errorf("modeled %+v, recorded %+v", mod, rec)
+	}
+}
+
+// TestFeedbackPredictsStorm: in the storm, cutting the SDK's cap from 3 to
+// 1 lightens the load; with feedback the replay predicts the re-run within
+// 10% (amplification 1.493 vs 1.470, final failure 0.0700 vs 0.0710, p99
+// 14783 vs 15138 ms), where without it the failure rate is 14% too high
+// (0.0813). Cutting both loops to 1 attempt lightens the load more than
+// the recorded loads span (the route never ran below 13 attempts in
+// flight), so the curve is clamped there: with feedback the failure rate
+// comes closer to the re-run's (0.366 vs 0.307; 0.402 without), not within
+// 10%.
+func TestFeedbackPredictsStorm(t *testing.T) {
+	recorded, _ := workload.Rebuilt(t, storm(func(*gen.Policy) {}))
+	rerun, _ := workload.Rebuilt(t, storm(func(p *gen.Policy) { p.MaxAttempts = 1 }))
+	want := replayOf(t, rerun, Policy{}).Overall.Recorded
+	checkPrediction(t, "storm, sdk 3→1, feedback", replayFeedback(t, recorded, Policy{Inner: 1}).Overall.Modeled, want, 0.10, 0.005, 0.10)
+	if without := replayOf(t, recorded, Policy{Inner: 1}).Overall.Modeled; near(without.FinalFailureRate, want.FinalFailureRate, 0.10, 0.005) {
+		t.Errorf("without feedback the final failure rate %.4f is already within 10%% of %.4f: the storm is too calm to test feedback",
+			without.FinalFailureRate, want.FinalFailureRate)
+	}
+
+	both, _ := workload.Rebuilt(t, storm(func(p *gen.Policy) { p.MaxAttempts, p.AppTries = 1, 1 }))
+	want = replayOf(t, both, Policy{}).Overall.Recorded
+	with := replayFeedback(t, recorded, Policy{Inner: 1, App: 1}).Overall.Modeled
+	without := replayOf(t, recorded, Policy{Inner: 1, App: 1}).Overall.Modeled
+	if math.Abs(with.FinalFailureRate-want.FinalFailureRate) >= math.Abs(without.FinalFailureRate-want.FinalFailureRate) {
+		t.Errorf("storm, 1×1: with feedback final failure %.4f, without %.4f, the re-run's %.4f: feedback should come closer",
+			with.FinalFailureRate, without.FinalFailureRate, want.FinalFailureRate)
+	}
+	t.Logf("storm, 1×1: final failure %.4f with feedback, %.4f without, %.4f re-run", with.FinalFailureRate, without.FinalFailureRate, want.FinalFailureRate)
+}

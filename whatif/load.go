@@ -29,8 +29,7 @@ type recAttempt struct {
 	ok       bool
 	trigger  string
 	tokens   int64
-	hasGap   bool
-	gapMs    float64 // start minus latestMs, when hasGap
+	gapMs    float64 // start minus latestMs; 0 for the first
 }
 
 // recRequest is one recorded logical request.
@@ -77,7 +76,7 @@ func load(ctx context.Context, st *store.Store) ([]*recRequest, error) {
 			return nil, fmt.Errorf("request %s: %w", r.id, err)
 		}
 		a.startMs, a.endMs = msAfter(start, cur.startNs), msAfter(end, cur.startNs)
-		a.hasGap, a.gapMs = gap.Valid, gap.Float64
+		a.gapMs = gap.Float64
 		a.latestMs = a.startMs - a.gapMs
 		cur.attempts = append(cur.attempts, a)
 	}

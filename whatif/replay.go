@@ -63,11 +63,12 @@ type replayer struct {
 	feedback *feedback
 }
 
-// Replay reads the recorded requests of st and replays them under policy,
-// without feedback: recorded attempts stand as they happened, attempts the
-// policy would not make are removed (and the attempts after them moved
-// earlier), and attempts it would make beyond the recorded ones are drawn
-// from the segment's recorded attempts of that number.
+// Replay reads the recorded requests of st and replays them under policy:
+// recorded attempts stand as they happened, attempts the policy would not
+// make are removed (and the attempts after them moved earlier), and
+// attempts it would make that the recorded requests did not are drawn from
+// the segment's recorded attempts with the same tries. With
+// opts.Feedback, recorded attempts also answer the load the policy offers.
 func Replay(ctx context.Context, st *store.Store, policy Policy, opts Options) (*Result, error) {
 	reqs, err := load(ctx, st)
 	if err != nil {

@@ -67,8 +67,8 @@ func (p pools) recordedCaps(seg Segment, depth int) []int {
 // with its outcome, duration, wait before it and tokens (past the highest
 // try recorded, one of the highest); a bad request (client_error) fails
 // the same way again.
-func (r *replayer) draw(s *replayed, last modAttempt, cut bool) (modAttempt, bool) {
-	tries, ok := r.nextTries(s.req.seg, last.tries, cut)
+func (r *replayer) draw(s *replayed, last modAttempt, cut cutKind) (modAttempt, bool) {
+	tries, ok := r.nextTries(s.req.seg, last, cut)
 	if !ok {
 		return modAttempt{}, false
 	}
@@ -102,12 +102,15 @@ func (r *replayer) draw(s *replayed, last modAttempt, cut bool) (modAttempt, boo
 	return next, true
 }
 
-// nextTries is the policy's next attempt after one with these tries, when
-// the recorded request gives none: the inner loop's next try if the policy
-// raises its cap past the recorded one (one-loop requests), else, if the
-// policy cut the inner loop (or this is already a drawn attempt), the outer
-// loop's next try while it has tries left.
-func (r *replayer) nextTries(seg Segment, tries []int, cut bool) ([]int, bool) {
+// nextTries is the policy's next attempt after last, when the recorded
+// request gives none: in a one-loop request, the next try past the
+// recorded cap if the policy raises it; in a nested one, after a cut inner
+// retry, the outer loop's next try while it has tries left, and after a
+// drawn attempt, the inner loop's next try where the segment recorded
+// inner retries after that trigger, else the outer loop's. A cut outer
+// retry is the end.
+func (r *replayer) nextTries(seg Segment, last modAttempt, cut cutKind) ([]int, bool) {
+	tries := last.tries
 	n := len(tries)
 	caps := slices.Clone(r.pools.recordedCaps(seg, n))
 	if r.policy.Inner > 0 {
@@ -117,20 +120,26 @@ func (r *replayer) nextTries(seg Segment, tries []int, cut bool) ([]int, bool) {
 		caps[0] = r.policy.App
 	}
 	next := slices.Clone(tries)
-	switch {
-	case n == 1 && tries[0] < caps[0] && tries[0] >= r.pools.recordedCaps(seg, 1)[0]:
-		next[0]++
-	case n == 1 && cut && tries[0] < caps[0]:
-		next[0]++
-	case n > 1 && cut && tries[n-1] < caps[n-1]:
+	if n == 1 {
+		if tries[0] < caps[0] && (tries[0] >= r.pools.recordedCaps(seg, 1)[0] || cut == cutDrawn) {
+			next[0]++
+			return next, true
+		}
+		return nil, false
+	}
+	if cut == cutDrawn && tries[n-1] < caps[n-1] {
 		next[n-1]++
-	case n > 1 && cut && tries[0] < caps[0]:
+		if len(r.pools.attempts[keyOf(seg, next, last.trigger)]) > 0 {
+			return next, true
+		}
+		next[n-1]--
+	}
+	if (cut == cutInner || cut == cutDrawn) && tries[0] < caps[0] {
 		next[0]++
 		for i := 1; i < n; i++ {
 			next[i] = 1
 		}
-	default:
-		return nil, false
+		return next, true
 	}
-	return next, true
+	return nil, false
 }

@@ -169,25 +169,44 @@ func (r *replayer) attemptEnded(s *replayed, nowNs int64) {
 // when the recorded ones ran out at a cap the policy raises.
 func (r *replayer) nextAttempt(s *replayed, last modAttempt) (modAttempt, bool) {
 	atts := s.req.attempts
-	skipped := false
+	cut := cutNone
 	for !s.drawn && s.next < len(atts) {
 		a := atts[s.next]
 		s.next++
 		if !r.policy.within(a.tries) {
-			skipped, s.changed = true, true
+			if cut == cutNone {
+				cut = cutOuter
+				if a.tries[len(a.tries)-1] > 1 {
+					cut = cutInner
+				}
+			}
+			s.changed = true
 			s.spare = append(s.spare, a)
 			continue
 		}
 		s.spare = nil
-		if skipped {
+		if cut != cutNone {
 			// The removed attempts and the waits between them go; the
 			// wait before this one stays.
 			s.shift += max(0, a.latestMs-last.recEndMs)
 		}
 		return r.recorded(s, s.next-1), true
 	}
-	return r.draw(s, last, skipped || s.drawn)
+	if s.drawn {
+		cut = cutDrawn
+	}
+	return r.draw(s, last, cut)
 }
+
+// cutKind is what the policy cut where the recorded attempts run out.
+type cutKind int
+
+const (
+	cutNone  cutKind = iota // nothing: the recorded request ended there
+	cutInner                // a retry of the innermost loop
+	cutOuter                // a retry of an outer loop
+	cutDrawn                // the attempt before was drawn
+)
 
 // finish closes s: with its recorded outcome and latency when the policy
 // changed nothing, else with its last attempt's outcome and its recorded

@@ -121,7 +121,7 @@ func nested(change func(*gen.Policy)) gen.Config {
 }
 
 // TestPredictsNestedRerun: the same for nested app × SDK loops with
-// fallback, cutting the SDK's cap from 3 to 1, and both caps from 3 to 1.
+// fallback, cutting the SDK's cap from 3 to 1, the app's, and both.
 func TestPredictsNestedRerun(t *testing.T) {
 	recorded, _ := workload.Rebuilt(t, nested(func(*gen.Policy) {}))
 	for _, c := range []struct {
@@ -130,6 +130,7 @@ func TestPredictsNestedRerun(t *testing.T) {
 		rerun  func(*gen.Policy)
 	}{
 		{"sdk 3→1", Policy{Inner: 1}, func(p *gen.Policy) { p.MaxAttempts = 1 }},
+		{"app 3→1", Policy{App: 1}, func(p *gen.Policy) { p.AppTries = 1 }},
 		{"app 3→1, sdk 3→1", Policy{Inner: 1, App: 1}, func(p *gen.Policy) { p.MaxAttempts, p.AppTries = 1, 1 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -20,13 +20,15 @@
 --   gap_before_ms       start minus the latest end of earlier attempts
 --                       (NULL for the first)
 --   tokens              its input and output tokens
+--   hidden_work_ms      server time after the client abandoned it
 SELECT r.request_id,
        coalesce(r.service, '(unset)'), coalesce(r.operation, '(unset)'), coalesce(r.route, '(unset)'),
        r.start_ns, r.end_ns, r.latency_ms, r.outcome = 'ok',
        a.ordinal, coalesce(array_to_string(a.tries, ','), ''),
        a.start_ns, a.end_ns, coalesce(a.route, ''), a.outcome = 'ok', coalesce(a.trigger, ''),
        a.gap_before_ms,
-       coalesce(a.input_tokens, 0) + coalesce(a.output_tokens, 0)
+       coalesce(a.input_tokens, 0) + coalesce(a.output_tokens, 0),
+       a.hidden_work_ms
 FROM requests r
 JOIN attempts a ON a.request_id = r.request_id
 ORDER BY r.start_ns, r.request_id, a.ordinal

@@ -16,7 +16,8 @@ const feedbackPasses = 3
 var loadTriggers = map[string]bool{"rate_limited": true, "timeout": true}
 
 // feedback is the recorded relation, per route, between the attempts in
-// flight when an attempt started and how it went; and the load each
+// flight when an attempt started (the server's view: an abandoned attempt
+// occupies it until its hidden work ends) and how it went; and the load each
 // recorded attempt met, recorded and as the previous pass modeled it.
 type feedback struct {
 	curves   map[string]*loadCurve
@@ -75,7 +76,7 @@ func fitFeedback(reqs []*recRequest) *feedback {
 	var ivs []interval
 	for i, r := range reqs {
 		for j, a := range r.attempts {
-			ivs = append(ivs, interval{[2]int{i, j}, a.route, r.startNs + int64(a.startMs*1e6), r.startNs + int64(a.endMs*1e6)})
+			ivs = append(ivs, interval{[2]int{i, j}, a.route, r.startNs + int64(a.startMs*1e6), r.startNs + int64((a.endMs+a.hiddenMs)*1e6)})
 		}
 	}
 	fb := &feedback{curves: map[string]*loadCurve{}, recorded: inFlight(ivs)}
@@ -240,7 +241,7 @@ func modeledLoads(reps []*replayed) map[[2]int]float64 {
 				key = [2]int{i, drawn}
 				drawn--
 			}
-			ivs = append(ivs, interval{key, m.route, s.req.startNs + int64(m.startMs*1e6), s.req.startNs + int64(m.endMs*1e6)})
+			ivs = append(ivs, interval{key, m.route, s.req.startNs + int64(m.startMs*1e6), s.req.startNs + int64((m.endMs+m.hiddenMs)*1e6)})
 		}
 	}
 	return inFlight(ivs)
@@ -250,7 +251,7 @@ func modeledLoads(reps []*replayed) map[[2]int]float64 {
 // feedback.
 func feedbackAssumptions() []string {
 	return []string{
-		"load feedback: per route, attempt latency and the share of load-driven failures (429 sheds, timeouts) follow their recorded relation to the attempts in flight at the attempt's start, fitted in ten buckets of equal count and interpolated, clamped to the loads recorded",
+		"load feedback: per route, attempt latency and the share of load-driven failures (429 sheds, timeouts) follow their recorded relation to the attempts in flight at the attempt's start (counting the server's hidden work after the client gave up), fitted in ten buckets of equal count and interpolated, clamped to the loads recorded",
 		"an attempt's duration scales as the route's mean successful duration between its recorded load and the modeled one; a load-driven failure becomes a success, or a success one, with the probability that keeps the share on the curve; other failures stand",
 		"the replay runs " + strconv.Itoa(feedbackPasses) + " more times, each on the load the previous one modeled",
 	}

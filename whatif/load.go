@@ -30,6 +30,7 @@ type recAttempt struct {
 	trigger  string
 	tokens   int64
 	gapMs    float64 // start minus latestMs; 0 for the first
+	hiddenMs float64 // server time after the client abandoned it
 }
 
 // recRequest is one recorded logical request.
@@ -62,7 +63,7 @@ func load(ctx context.Context, st *store.Store) ([]*recRequest, error) {
 			gap        sql.NullFloat64
 		)
 		if err := rows.Scan(&r.id, &r.seg.Service, &r.seg.Operation, &r.seg.Route, &r.startNs, &r.endNs, &r.latencyMs, &r.ok,
-			&ordinal, &tries, &start, &end, &a.route, &a.ok, &a.trigger, &gap, &a.tokens); err != nil {
+			&ordinal, &tries, &start, &end, &a.route, &a.ok, &a.trigger, &gap, &a.tokens, &a.hiddenMs); err != nil {
 			return nil, fmt.Errorf("read attempts: %w", err)
 		}
 		if cur == nil || cur.id != r.id {

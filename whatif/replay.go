@@ -24,8 +24,9 @@ type Options struct {
 // modAttempt is one attempt of the modeled request; times are ms after the
 // request's start.
 type modAttempt struct {
-	rec            int    // the recorded attempt it is, -1 when drawn
-	route          string // where it went
+	rec            int     // the recorded attempt it is, -1 when drawn
+	hiddenMs       float64 // server time after the client abandoned it
+	route          string  // where it went
 	tries          []int
 	startMs, endMs float64
 	recEndMs       float64 // its recorded end; for a drawn attempt, endMs
@@ -121,7 +122,7 @@ func runPass(reqs []*recRequest, policy Policy, opts Options, pl pools, fb *feed
 func (r *replayer) recorded(s *replayed, i int) modAttempt {
 	a := s.req.attempts[i]
 	m := modAttempt{rec: i, route: a.route, tries: a.tries, startMs: a.startMs - s.shift, endMs: a.endMs - s.shift, recEndMs: a.endMs,
-		ok: a.ok, trigger: a.trigger, tokens: a.tokens}
+		ok: a.ok, trigger: a.trigger, tokens: a.tokens, hiddenMs: a.hiddenMs}
 	if r.feedback != nil && r.feedback.adjust(s, a, &m) {
 		s.changed = true
 		s.shift += (a.endMs - a.startMs) - (m.endMs - m.startMs)

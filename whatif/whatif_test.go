@@ -174,26 +174,38 @@ func TestFeedbackIdentity(t *testing.T) {
 }
 
 // TestFeedbackPredictsStorm: in the storm, cutting the SDK's cap from 3 to
-// 1 lightens the load; with feedback the replay predicts the re-run within
-// 10% (amplification 1.493 vs 1.470, final failure 0.0700 vs 0.0710, p99
-// 14783 vs 15138 ms), where without it the failure rate is 14% too high
-// (0.0813). Cutting both loops to 1 attempt lightens the load more than
-// the recorded loads span (the route never ran below 13 attempts in
-// flight), so the curve is clamped there: with feedback the failure rate
-// comes closer to the re-run's (0.366 vs 0.307; 0.402 without), not within
-// 10%.
+// 1, or the app's, lightens the load; with feedback the replay predicts
+// the re-runs within 10% (SDK 3→1: amplification 1.406 vs 1.470, final
+// failure 0.0717 vs 0.0710, p99 14603 vs 15138 ms; app 3→1: 1.317 vs
+// 1.337, 0.1930 vs 0.1893, 13246 vs 13555 ms), where without it the
+// failure rate is 14% and 16% too high (0.0813, 0.2190). Cutting both loops
+// to 1 attempt lightens the load more than the recorded loads span, so the
+// curve is clamped there: with feedback the failure rate comes closer to
+// the re-run's (0.341 vs 0.307; 0.402 without), not within 10%. Not yet
+// within 10% either, and so not asserted: SDK 3→2 with feedback (p99 16254
+// vs 18988 ms, 14% low; 17773 without) and a 0.1 retry budget (final
+// failure 0.296 vs 0.263; 0.366 without).
 func TestFeedbackPredictsStorm(t *testing.T) {
 	recorded, _ := workload.Rebuilt(t, storm(func(*gen.Policy) {}))
-	rerun, _ := workload.Rebuilt(t, storm(func(p *gen.Policy) { p.MaxAttempts = 1 }))
-	want := replayOf(t, rerun, Policy{}).Overall.Recorded
-	checkPrediction(t, "storm, sdk 3→1, feedback", replayFeedback(t, recorded, Policy{Inner: 1}).Overall.Modeled, want, 0.10, 0.005, 0.10)
-	if without := replayOf(t, recorded, Policy{Inner: 1}).Overall.Modeled; near(without.FinalFailureRate, want.FinalFailureRate, 0.10, 0.005) {
-		t.Errorf("without feedback the final failure rate %.4f is already within 10%% of %.4f: the storm is too calm to test feedback",
-			without.FinalFailureRate, want.FinalFailureRate)
+	for _, c := range []struct {
+		name   string
+		policy Policy
+		rerun  func(*gen.Policy)
+	}{
+		{"storm, sdk 3→1", Policy{Inner: 1}, func(p *gen.Policy) { p.MaxAttempts = 1 }},
+		{"storm, app 3→1", Policy{App: 1}, func(p *gen.Policy) { p.AppTries = 1 }},
+	} {
+		rerun, _ := workload.Rebuilt(t, storm(c.rerun))
+		want := replayOf(t, rerun, Policy{}).Overall.Recorded
+		checkPrediction(t, c.name+", feedback", replayFeedback(t, recorded, c.policy).Overall.Modeled, want, 0.10, 0.005, 0.10)
+		if without := replayOf(t, recorded, c.policy).Overall.Modeled; near(without.FinalFailureRate, want.FinalFailureRate, 0.10, 0.005) {
+			t.Errorf("%s: without feedback the final failure rate %.4f is already within 10%% of %.4f: the storm is too calm to test feedback",
+				c.name, without.FinalFailureRate, want.FinalFailureRate)
+		}
 	}
 
 	both, _ := workload.Rebuilt(t, storm(func(p *gen.Policy) { p.MaxAttempts, p.AppTries = 1, 1 }))
-	want = replayOf(t, both, Policy{}).Overall.Recorded
+	want := replayOf(t, both, Policy{}).Overall.Recorded
 	with := replayFeedback(t, recorded, Policy{Inner: 1, App: 1}).Overall.Modeled
 	without := replayOf(t, recorded, Policy{Inner: 1, App: 1}).Overall.Modeled
 	if math.Abs(with.FinalFailureRate-want.FinalFailureRate) >= math.Abs(without.FinalFailureRate-want.FinalFailureRate) {

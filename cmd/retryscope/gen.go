@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/retryscope/retryscope/internal/gen"
 )
@@ -43,22 +42,10 @@ func runGen(_ context.Context, e env, args []string) error {
 		return &usageError{"gen", err}
 	}
 
-	res, err := gen.Generate(cfg)
+	summary, err := gen.WriteFiles(cfg, *format, *out, *truth, e.stdout)
 	if err != nil {
 		return fmt.Errorf("gen: %w", err)
 	}
-	write := gen.WriteJSONLines
-	if *format == "proto" {
-		write = gen.WriteProtoFramed
-	}
-	if err := gen.WriteTo(*out, e.stdout, func(w io.Writer) error { return write(w, res.Traces) }); err != nil {
-		return fmt.Errorf("gen: write %s: %w", *out, err)
-	}
-	if *truth != "" {
-		if err := gen.WriteTo(*truth, e.stdout, func(w io.Writer) error { return gen.WriteTruth(w, res.Truth) }); err != nil {
-			return fmt.Errorf("gen: write %s: %w", *truth, err)
-		}
-	}
-	fmt.Fprintln(e.stderr, "gen: "+res.Summary(*out, *truth))
+	fmt.Fprintln(e.stderr, "gen: "+summary)
 	return nil
 }

@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"runtime/debug"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/progress"
+	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/store"
 )
 
@@ -68,30 +67,12 @@ func runIngest(ctx context.Context, e env, args []string) error {
 
 // ingestPaths runs ingest with progress on a terminal and prints the summary.
 func ingestPaths(ctx context.Context, st *store.Store, db dbFlags, paths []string, e env, opt ingest.Options) (ingest.Summary, error) {
+	opt.Stdin = e.stdin
 	// Ingest streams, so a small limit costs little and keeps the process
 	// small; the rebuild and reports that follow get DuckDB's default.
-	if db.memoryLimit == "" {
-		prev, err := st.SetMemoryLimit(ctx, ingestMemoryLimit)
-		if err != nil {
-			return ingest.Summary{}, err
-		}
-		defer st.SetMemoryLimit(context.WithoutCancel(ctx), prev)
+	limit := ingestMemoryLimit
+	if db.memoryLimit != "" {
+		limit = ""
 	}
-	line := progress.New(e.stderr)
-	opt.Stdin = e.stdin
-	opt.Log = line
-	opt.Progress = func(path string, read, size, spans int64) {
-		line.Set(progress.Bar(path, read, size, fmt.Sprintf("%d spans", spans)))
-	}
-	sum, err := ingest.Run(ctx, st, paths, opt)
-	line.Clear()
-	if err != nil {
-		return sum, err
-	}
-	stored, err := st.CountSpans(ctx)
-	if err != nil {
-		return sum, err
-	}
-	fmt.Fprintln(e.stderr, sum.Line(stored))
-	return sum, nil
+	return pipeline.Ingest(ctx, st, paths, opt, limit, e.stderr)
 }

@@ -47,6 +47,7 @@ func commands() []command {
 		{"ingest", "load OTLP trace exports into the database", runIngest},
 		{"report", "print what retries cost: amplification, rates, latency tails", runReport},
 		{"export", "write the derived tables as Parquet for notebooks", runExport},
+		{"whatif", "replay the recorded requests under another retry policy (modeled)", runWhatif},
 		{"gen", "write synthetic traces with a known truth", runGen},
 	}
 }

@@ -8,9 +8,9 @@ import (
 )
 
 // TestREADMEQuickStart runs the README's quick start, then its findings
-// command, and checks that the output blocks the README shows are what
-// the commands print, so the manual cannot rot. -update rewrites the
-// blocks.
+// and whatif commands, and checks that the output blocks the README shows
+// are what the commands print, so the manual cannot rot. -update rewrites
+// the blocks.
 func TestREADMEQuickStart(t *testing.T) {
 	sample, err := filepath.Abs("../../testdata/sample/traces.jsonl")
 	if err != nil {
@@ -31,6 +31,7 @@ func TestREADMEQuickStart(t *testing.T) {
 	}{
 		{"quickstart-output", []string{"run", sample}},
 		{"findings-output", []string{"report", "--findings"}},
+		{"whatif-output", []string{"whatif", "--max-attempts", "app=1"}},
 	} {
 		code, stdout, stderr := runCLI(t, b.args...)
 		if code != exitOK {

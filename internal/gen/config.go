@@ -192,6 +192,10 @@ type Policy struct {
 	// each 10 s window (at least 5 per window), shared by all clients.
 	Budget     float64
 	HedgeDelay time.Duration // hedge shape: wait before the second attempt (default 120ms)
+	// NoRetry4xx, when set, stops every client, naive ones included, from
+	// retrying a client error (4xx); the rest of a naive client stays
+	// naive (it still ignores Retry-After).
+	NoRetry4xx bool
 }
 
 // DefaultPolicy is full jitter with three attempts per call.
@@ -269,6 +273,14 @@ type Config struct {
 	// the tokens read so far; the server generates the rest in vain. The
 	// truth says exhausted "cancelled".
 	AbandonStreams float64
+	// CRN (common random numbers) draws each attempt's fault and timing
+	// from a stream of its own, keyed by (Seed, request, attempt number),
+	// so that the same seed run under another retry policy gives the same
+	// arrivals, the same requests and the same draw for attempt n of
+	// request i; only the load the attempts create (queueing, shedding)
+	// can change an outcome. Off, the request's draws come from one
+	// stream in turn, as they always have.
+	CRN bool
 }
 
 // Policy-experiment arms, the values of ArmAttribute.

@@ -19,7 +19,10 @@
 // also retry 4xx), and an optional retry budget. Events are processed in
 // time order; every random draw comes from PCG streams seeded by
 // Config.Seed and the request's index, so the same Config always yields the
-// same bytes.
+// same bytes. With Config.CRN each attempt draws from a stream of its own,
+// keyed also by its number, so a run of the same seed under another retry
+// policy meets the same faults on the same attempts (common random
+// numbers), but where the load it creates turns them.
 //
 // # Conventions common to all shapes
 //

@@ -51,6 +51,11 @@ func requestRNG(seed int64, idx int) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15^uint64(idx)))
 }
 
+// attemptRNG is attempt n's own stream under Config.CRN.
+func attemptRNG(seed int64, idx, n int) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(seed)^0x85ebca6b0b1d2f3f*uint64(n), 0x9e3779b97f4a7c15^uint64(idx)))
+}
+
 func (p *planner) plan(idx int, arrival int64) *simRequest {
 	rng := requestRNG(p.cfg.Seed, idx)
 	r := &simRequest{idx: idx, rng: rng, arrival: arrival}
@@ -168,7 +173,7 @@ func (p *planner) planShape(r *simRequest) {
 func (p *planner) layers(r *simRequest) []layerSpec {
 	pol := p.cfg.Policy
 	transient := map[faultKind]bool{faultRateLimited: true, faultServerError: true, faultReset: true, faultTimeout: true}
-	if r.naive || r.retry4xx {
+	if (r.naive || r.retry4xx) && !pol.NoRetry4xx {
 		transient[faultClientError] = true
 	}
 	call := layerSpec{maxTries: pol.MaxAttempts, kind: pol.Kind, baseMs: msOf(pol.Base), capMs: msOf(pol.Cap), retryOn: transient}

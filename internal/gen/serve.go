@@ -121,8 +121,19 @@ func (s *simulation) drawFault(r *simRequest, rt *route, load int, now int64) fa
 		return faultClientError
 	}
 	f := s.cfg.Faults
-	if f.RateLimited > 0 && load >= rt.capacity && r.rng.Float64() < 0.5 {
-		return faultRateLimited
+	// Under CRN both draws are always made, so that shedding or not
+	// leaves the fault draw where it was.
+	var u, shed float64
+	if s.cfg.CRN {
+		u, shed = r.rng.Float64(), r.rng.Float64()
+	}
+	if f.RateLimited > 0 && load >= rt.capacity {
+		if !s.cfg.CRN {
+			shed = r.rng.Float64()
+		}
+		if shed < 0.5 {
+			return faultRateLimited
+		}
 	}
 	scale := rt.faultScaleAt(now)
 	if r.big {
@@ -132,7 +143,9 @@ func (s *simulation) drawFault(r *simRequest, rt *route, load int, now int64) fa
 	if total := (f.RateLimited + f.ServerError + f.Reset + f.Timeout) * scale; total > 0.9 {
 		scale *= 0.9 / total
 	}
-	u := r.rng.Float64()
+	if !s.cfg.CRN {
+		u = r.rng.Float64()
+	}
 	for _, c := range []struct {
 		rate float64
 		kind faultKind

@@ -266,6 +266,11 @@ func (s *simulation) startAttempt(r *simRequest, now int64) *attempt {
 		a.try = []int{len(r.attempts) + 1}
 	}
 	a.transparent, r.nextTransparent = r.nextTransparent, false
+	if s.cfg.CRN {
+		// Everything from here to the next attempt (its fault, timing,
+		// the backoff after it) draws from this attempt's stream.
+		r.rng = attemptRNG(s.cfg.Seed, r.idx, len(r.attempts)+1)
+	}
 	s.serve(r, a)
 	r.attempts = append(r.attempts, a)
 	s.flightChange(r, a, now, 1)

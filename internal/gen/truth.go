@@ -80,6 +80,8 @@ type Params struct {
 	Pathologies    string  `json:"pathologies,omitempty"`
 	DeadlineMs     float64 `json:"deadline_ms,omitempty"`
 	AbandonStreams float64 `json:"abandon_streams,omitempty"`
+	NoRetry4xx     bool    `json:"no_retry_4xx,omitempty"`
+	CRN            bool    `json:"crn,omitempty"`
 }
 
 // Workload holds the whole-run figures, derived from Requests.
@@ -173,7 +175,7 @@ func paramsOf(cfg Config) Params {
 		BaseMs: msOf(p.Base), CapMs: msOf(p.Cap), NaiveShare: p.NaiveShare, Budget: p.Budget, HedgeDelayMs: msOf(p.HedgeDelay),
 		Nested: cfg.Nested, StreamShare: cfg.StreamShare,
 		Experiment: cfg.Experiment, Counterfactual: cfg.Counterfactual, BigInputs: cfg.BigInputs, SplitWorkers: cfg.SplitWorkers,
-		DeadlineMs: msOf(cfg.Deadline), AbandonStreams: cfg.AbandonStreams}
+		DeadlineMs: msOf(cfg.Deadline), AbandonStreams: cfg.AbandonStreams, NoRetry4xx: p.NoRetry4xx, CRN: cfg.CRN}
 	if pa := cfg.Pathologies.String(); pa != "none" {
 		params.Pathologies = pa
 	}

@@ -75,3 +75,26 @@ func (r Result) Summary(out, truth string) string {
 	}
 	return s
 }
+
+// WriteFiles generates cfg's workload and writes its traces to out in
+// format (json or proto) and its truth to truth ("" for none); "-" is
+// stdout. It returns the summary line `retryscope gen` prints.
+func WriteFiles(cfg Config, format, out, truth string, stdout io.Writer) (string, error) {
+	res, err := Generate(cfg)
+	if err != nil {
+		return "", err
+	}
+	write := WriteJSONLines
+	if format == "proto" {
+		write = WriteProtoFramed
+	}
+	if err := WriteTo(out, stdout, func(w io.Writer) error { return write(w, res.Traces) }); err != nil {
+		return "", fmt.Errorf("write %s: %w", out, err)
+	}
+	if truth != "" {
+		if err := WriteTo(truth, stdout, func(w io.Writer) error { return WriteTruth(w, res.Truth) }); err != nil {
+			return "", fmt.Errorf("write %s: %w", truth, err)
+		}
+	}
+	return res.Summary(out, truth), nil
+}

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/retryscope/retryscope/internal/pipeline"
+	"github.com/retryscope/retryscope/whatif"
+)
+
+// runWhatif is "retryscope whatif".
+func runWhatif(ctx context.Context, e env, args []string) error {
+	fs := newFlags("whatif", whatif.Synopsis, whatif.Examples)
+	var db dbFlags
+	db.register(fs)
+	var wf whatif.Flags
+	wf.Register(fs)
+	if err := parseFlags(fs, args, e.stdout); err != nil {
+		return err
+	}
+	rbOpt, err := wf.Check(fs.Args())
+	if err != nil {
+		return &usageError{"whatif", err}
+	}
+	st, err := pipeline.OpenDerived(ctx, db.path, db.open, rbOpt, e.stderr)
+	if err != nil {
+		return fmt.Errorf("whatif: %w", err)
+	}
+	defer st.Close()
+	return wf.Run(ctx, st, e.stdout)
+}

@@ -1,0 +1,40 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/retryscope/retryscope/ingest"
+	"github.com/retryscope/retryscope/internal/progress"
+	"github.com/retryscope/retryscope/internal/store"
+)
+
+// Ingest runs ingest.Run on paths with a progress line on log (when it is a
+// terminal) and prints the summary line there. A memoryLimit other than ""
+// is DuckDB's memory limit while it runs; the previous one is restored.
+func Ingest(ctx context.Context, st *store.Store, paths []string, opt ingest.Options, memoryLimit string, log io.Writer) (ingest.Summary, error) {
+	if memoryLimit != "" {
+		prev, err := st.SetMemoryLimit(ctx, memoryLimit)
+		if err != nil {
+			return ingest.Summary{}, err
+		}
+		defer st.SetMemoryLimit(context.WithoutCancel(ctx), prev)
+	}
+	line := progress.New(log)
+	opt.Log = line
+	opt.Progress = func(path string, read, size, spans int64) {
+		line.Set(progress.Bar(path, read, size, fmt.Sprintf("%d spans", spans)))
+	}
+	sum, err := ingest.Run(ctx, st, paths, opt)
+	line.Clear()
+	if err != nil {
+		return sum, err
+	}
+	stored, err := st.CountSpans(ctx)
+	if err != nil {
+		return sum, err
+	}
+	fmt.Fprintln(log, sum.Line(stored))
+	return sum, nil
+}

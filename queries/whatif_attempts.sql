@@ -1,0 +1,34 @@
+-- whatif_attempts: every attempt of every logical request, with its
+-- request, for replaying the recorded traffic under another retry policy
+-- (package whatif). One row per attempt, in request start, request_id,
+-- ordinal order.
+-- Columns:
+--   request_id
+--   service, operation, route  the request's, '(unset)' when unknown (the
+--                       segment)
+--   req_start_ns        the request's start (Unix ns)
+--   req_end_ns          the request's end (Unix ns)
+--   latency_ms          the request's end-to-end latency
+--   req_ok              the request succeeded
+--   ordinal             the attempt's 1-based ordinal
+--   tries               its try number per retry layer, outermost first,
+--                       comma-separated ('' when unknown)
+--   start_ns, end_ns    the attempt's client-side start and end (Unix ns)
+--   attempt_route       the attempt's route (server.address), '' when unknown
+--   ok                  the attempt succeeded
+--   trigger             SPEC §3 trigger when it failed, else ''
+--   gap_before_ms       start minus the latest end of earlier attempts
+--                       (NULL for the first)
+--   tokens              its input and output tokens
+--   hidden_work_ms      server time after the client abandoned it
+SELECT r.request_id,
+       coalesce(r.service, '(unset)'), coalesce(r.operation, '(unset)'), coalesce(r.route, '(unset)'),
+       r.start_ns, r.end_ns, r.latency_ms, r.outcome = 'ok',
+       a.ordinal, coalesce(array_to_string(a.tries, ','), ''),
+       a.start_ns, a.end_ns, coalesce(a.route, ''), a.outcome = 'ok', coalesce(a.trigger, ''),
+       a.gap_before_ms,
+       coalesce(a.input_tokens, 0) + coalesce(a.output_tokens, 0),
+       a.hidden_work_ms
+FROM requests r
+JOIN attempts a ON a.request_id = r.request_id
+ORDER BY r.start_ns, r.request_id, a.ordinal

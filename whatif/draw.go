@@ -1,0 +1,145 @@
+package whatif
+
+import (
+	"fmt"
+	"slices"
+)
+
+// poolKey is a segment, a try number per layer (outermost first) and the
+// trigger of the failure before the attempt ("" for any).
+type poolKey struct {
+	seg   Segment
+	tries string
+	after string
+}
+
+func keyOf(seg Segment, tries []int, after string) poolKey {
+	return poolKey{seg, fmt.Sprint(tries), after}
+}
+
+// pools holds the recorded attempts by segment and tries, to draw the
+// attempts a policy makes that the recorded requests never made; and, per
+// segment and depth of nesting, the highest try recorded in each layer: the
+// recorded caps.
+type pools struct {
+	attempts map[poolKey][]recAttempt
+	caps     map[Segment]map[int][]int
+}
+
+func newPools(reqs []*recRequest) pools {
+	p := pools{attempts: map[poolKey][]recAttempt{}, caps: map[Segment]map[int][]int{}}
+	for _, r := range reqs {
+		for i, a := range r.attempts {
+			caps := p.recordedCaps(r.seg, len(a.tries))
+			for i, n := range a.tries {
+				caps[i] = max(caps[i], n)
+			}
+			if a.trigger == "client_error" || slices.Equal(a.tries, r.attempts[0].tries) {
+				continue
+			}
+			for _, k := range []poolKey{keyOf(r.seg, a.tries, ""), keyOf(r.seg, a.tries, r.attempts[i-1].trigger)} {
+				p.attempts[k] = append(p.attempts[k], a)
+			}
+		}
+	}
+	return p
+}
+
+// recordedCaps are the highest tries per layer the segment recorded in
+// requests with depth layers.
+func (p pools) recordedCaps(seg Segment, depth int) []int {
+	byDepth := p.caps[seg]
+	if byDepth == nil {
+		byDepth = map[int][]int{}
+		p.caps[seg] = byDepth
+	}
+	if byDepth[depth] == nil {
+		byDepth[depth] = make([]int, depth)
+	}
+	return byDepth[depth]
+}
+
+// draw makes the attempt after last when the policy makes one the recorded
+// request did not: past the recorded cap of a one-loop request, or, in a
+// nested request whose inner loop the policy cut, the outer loop's retry.
+// The attempt is a recorded one of the same segment and tries that followed
+// a failure with the same trigger (or, without one, any), drawn at random
+// with its outcome, duration, wait before it and tokens (past the highest
+// try recorded, one of the highest); a bad request (client_error) fails
+// the same way again.
+func (r *replayer) draw(s *replayed, last modAttempt, cut cutKind) (modAttempt, bool) {
+	tries, ok := r.nextTries(s.req.seg, last, cut)
+	if !ok {
+		return modAttempt{}, false
+	}
+	pool := r.pools.attempts[keyOf(s.req.seg, tries, last.trigger)]
+	if len(pool) == 0 {
+		pool = r.pools.attempts[keyOf(s.req.seg, tries, "")]
+	}
+	if len(pool) == 0 && len(tries) == 1 {
+		pool = r.pools.attempts[keyOf(s.req.seg, r.pools.recordedCaps(s.req.seg, 1), "")]
+	}
+	if len(pool) == 0 {
+		return modAttempt{}, false
+	}
+	pick := pool[s.rng.IntN(len(pool))]
+	start := last.endMs + max(0, pick.gapMs)
+	if len(s.spare) > 0 && s.spare[0].route == pick.route {
+		// The request's own next attempt, which the policy cut, is the
+		// draw for this one: the same moment, the same request, the same
+		// route; only the wait before it is the loop's. (A loop that
+		// falls over to another route draws from the segment.)
+		pick, s.spare = s.spare[0], s.spare[1:]
+	}
+	next := modAttempt{rec: -1, route: pick.route, tries: tries, startMs: start, endMs: start + pick.endMs - pick.startMs,
+		ok: pick.ok, trigger: pick.trigger, tokens: pick.tokens}
+	if last.trigger == "client_error" {
+		next.endMs = start + last.endMs - last.startMs
+		next.ok, next.trigger, next.tokens = false, last.trigger, 0
+	}
+	next.recEndMs = next.endMs
+	s.changed, s.drawn = true, true
+	return next, true
+}
+
+// nextTries is the policy's next attempt after last, when the recorded
+// request gives none: in a one-loop request, the next try past the
+// recorded cap if the policy raises it; in a nested one, after a cut inner
+// retry, the outer loop's next try while it has tries left, and after a
+// drawn attempt, the inner loop's next try where the segment recorded
+// inner retries after that trigger, else the outer loop's. A cut outer
+// retry is the end.
+func (r *replayer) nextTries(seg Segment, last modAttempt, cut cutKind) ([]int, bool) {
+	tries := last.tries
+	n := len(tries)
+	caps := slices.Clone(r.pools.recordedCaps(seg, n))
+	if r.policy.Inner > 0 {
+		caps[n-1] = r.policy.Inner
+	}
+	if r.policy.App > 0 && n > 1 {
+		caps[0] = r.policy.App
+	}
+	next := slices.Clone(tries)
+	if n == 1 {
+		if tries[0] < caps[0] && (tries[0] >= r.pools.recordedCaps(seg, 1)[0] || cut == cutDrawn) {
+			next[0]++
+			return next, true
+		}
+		return nil, false
+	}
+	if cut == cutDrawn && tries[n-1] < caps[n-1] {
+		next[n-1]++
+		if len(r.pools.attempts[keyOf(seg, next, last.trigger)]) > 0 {
+			return next, true
+		}
+		next[n-1]--
+	}
+	if (cut == cutInner || cut == cutDrawn) && tries[0] < caps[0] {
+		next[0]++
+		for i := 1; i < n; i++ {
+			next[i] = 1
+		}
+		return next, true
+	}
+	return nil, false
+}

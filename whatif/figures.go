@@ -1,0 +1,164 @@
+package whatif
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/retryscope/retryscope/model"
+)
+
+// Figures are one policy's figures for a set of logical requests.
+type Figures struct {
+	Requests int `json:"requests"`
+	Attempts int `json:"attempts"`
+	// Amplification is attempts per logical request.
+	Amplification float64 `json:"amplification"`
+	// FinalFailureRate is the share of requests that failed in the end.
+	FinalFailureRate float64 `json:"final_failure_rate"`
+	// RetrySuccessRate is the share of retried requests that succeeded
+	// in the end; nil without retried requests.
+	RetrySuccessRate *float64 `json:"retry_success_rate"`
+	// P50, P95, P99 are end-to-end latency percentiles (ms) under
+	// model.DefaultRule; nil when the sample is too small.
+	P50 *float64 `json:"p50_ms"`
+	P95 *float64 `json:"p95_ms"`
+	P99 *float64 `json:"p99_ms"`
+	// Tokens are the input and output tokens of every attempt.
+	Tokens int64 `json:"tokens"`
+	// OfferedLoad is λ·S: attempts in flight on average over the recorded
+	// span of time.
+	OfferedLoad float64 `json:"offered_load"`
+}
+
+// Row is a segment's (or, with an empty Segment, every request's) figures
+// as recorded and as modeled under the policy.
+type Row struct {
+	Segment  *Segment `json:"segment,omitempty"`
+	Recorded Figures  `json:"recorded"`
+	Modeled  Figures  `json:"modeled"`
+}
+
+// Result is a replay: the policy, how it was modeled, and the figures.
+type Result struct {
+	Policy string `json:"policy"`
+	// Model names the level of the model: "replay without feedback" or
+	// "replay with load feedback".
+	Model       string   `json:"model"`
+	Label       string   `json:"label"` // "modeled": every Modeled figure is a model's
+	Overall     Row      `json:"overall"`
+	Segments    []Row    `json:"segments"`
+	Assumptions []string `json:"assumptions"`
+}
+
+// outcome is one request's end as the figures need it.
+type outcome struct {
+	attempts  int
+	ok        bool
+	latencyMs float64
+	tokens    int64
+	busyMs    float64
+}
+
+func recordedOutcome(r *recRequest) outcome {
+	o := outcome{attempts: len(r.attempts), ok: r.ok, latencyMs: r.latencyMs}
+	for _, a := range r.attempts {
+		o.tokens += a.tokens
+		o.busyMs += a.endMs - a.startMs
+	}
+	return o
+}
+
+func modeledOutcome(s *replayed) outcome {
+	o := outcome{attempts: len(s.kept), ok: s.ok, latencyMs: s.latencyMs}
+	for _, a := range s.kept {
+		o.tokens += a.tokens
+		o.busyMs += a.endMs - a.startMs
+	}
+	return o
+}
+
+// figures measures outcomes over a span of spanMs.
+func figures(outs []outcome, spanMs float64) Figures {
+	f := Figures{Requests: len(outs)}
+	if len(outs) == 0 {
+		return f
+	}
+	var failed, retried, retriedOK int
+	var busy float64
+	lat := make([]float64, 0, len(outs))
+	for _, o := range outs {
+		f.Attempts += o.attempts
+		f.Tokens += o.tokens
+		busy += o.busyMs
+		lat = append(lat, o.latencyMs)
+		if !o.ok {
+			failed++
+		}
+		if o.attempts > 1 {
+			retried++
+			if o.ok {
+				retriedOK++
+			}
+		}
+	}
+	n := float64(len(outs))
+	f.Amplification, f.FinalFailureRate = float64(f.Attempts)/n, float64(failed)/n
+	if retried > 0 {
+		v := float64(retriedOK) / float64(retried)
+		f.RetrySuccessRate = &v
+	}
+	slices.Sort(lat)
+	f.P50, f.P95, f.P99 = model.DefaultRule.Percentile(lat, 50), model.DefaultRule.Percentile(lat, 95), model.DefaultRule.Percentile(lat, 99)
+	if spanMs > 0 {
+		f.OfferedLoad = busy / spanMs
+	}
+	return f
+}
+
+// measure compares the recorded requests with their replay, overall and
+// per segment.
+func measure(reqs []*recRequest, reps []*replayed, policy Policy, withFeedback bool) *Result {
+	res := &Result{Policy: policy.String(), Model: "replay without feedback", Label: "modeled", Segments: []Row{},
+		Assumptions: assumptions()}
+	if withFeedback {
+		res.Model = "replay with load feedback"
+		res.Assumptions = append(feedbackAssumptions(), res.Assumptions[1:]...)
+	}
+	if len(reqs) == 0 {
+		return res
+	}
+	lo, hi := reqs[0].startNs, reqs[0].endNs
+	for _, r := range reqs {
+		lo, hi = min(lo, r.startNs), max(hi, r.endNs)
+	}
+	spanMs := float64(hi-lo) / 1e6
+	var allRec, allMod []outcome
+	recBy, modBy := map[Segment][]outcome{}, map[Segment][]outcome{}
+	for i, r := range reqs {
+		rec, mod := recordedOutcome(r), modeledOutcome(reps[i])
+		allRec, allMod = append(allRec, rec), append(allMod, mod)
+		recBy[r.seg], modBy[r.seg] = append(recBy[r.seg], rec), append(modBy[r.seg], mod)
+	}
+	res.Overall = Row{Recorded: figures(allRec, spanMs), Modeled: figures(allMod, spanMs)}
+	for seg, rec := range recBy {
+		seg := seg
+		res.Segments = append(res.Segments, Row{Segment: &seg, Recorded: figures(rec, spanMs), Modeled: figures(modBy[seg], spanMs)})
+	}
+	slices.SortFunc(res.Segments, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(b.Recorded.Requests, a.Recorded.Requests), cmp.Compare(a.Segment.Service, b.Segment.Service),
+			cmp.Compare(a.Segment.Operation, b.Segment.Operation), cmp.Compare(a.Segment.Route, b.Segment.Route))
+	})
+	return res
+}
+
+// assumptions are what the replay without feedback takes for granted.
+func assumptions() []string {
+	return []string{
+		"no feedback: every recorded attempt keeps its outcome and duration, whatever load the policy removes or adds",
+		"an attempt the policy would not make is removed with the wait before it; the attempts after it start that much earlier",
+		"a request that stopped before its recorded cap stopped for a reason the policy keeps (not retryable, budget, deadline)",
+		"an attempt beyond the recorded cap is drawn from the segment's recorded attempts with the same tries that followed the same trigger (past the highest recorded try, the highest), with its outcome, duration, wait and tokens; a client error fails again",
+		"when the policy cuts an inner loop (SDK), the outer loop (app) retries at once: the request's own cut attempt gives the outcome and duration (unless the loop moves to another route), the segment's recorded outer retries the wait",
+		"a retry budget counts successful attempts and retries of all clients together, in tumbling windows",
+	}
+}

@@ -1,0 +1,104 @@
+package whatif
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/queries"
+)
+
+// Segment is where a request belongs: its service, operation and route.
+type Segment struct {
+	Service   string `json:"service"`
+	Operation string `json:"operation"`
+	Route     string `json:"route"`
+}
+
+// recAttempt is one recorded attempt; times are ms after its request's
+// start.
+type recAttempt struct {
+	tries    []int
+	startMs  float64
+	endMs    float64
+	latestMs float64 // the latest end of the attempts before it
+	route    string
+	ok       bool
+	trigger  string
+	tokens   int64
+	gapMs    float64 // start minus latestMs; 0 for the first
+	hiddenMs float64 // server time after the client abandoned it
+}
+
+// recRequest is one recorded logical request.
+type recRequest struct {
+	id        string
+	seg       Segment
+	startNs   int64
+	endNs     int64
+	latencyMs float64
+	ok        bool
+	attempts  []recAttempt
+}
+
+// load reads every logical request with its attempts, in start order.
+func load(ctx context.Context, st *store.Store) ([]*recRequest, error) {
+	rows, err := st.Conn.QueryContext(ctx, queries.Get("whatif_attempts"))
+	if err != nil {
+		return nil, fmt.Errorf("read attempts: %w", err)
+	}
+	defer rows.Close()
+	var out []*recRequest
+	var cur *recRequest
+	for rows.Next() {
+		var (
+			r          recRequest
+			a          recAttempt
+			ordinal    int
+			tries      string
+			start, end int64
+			gap        sql.NullFloat64
+		)
+		if err := rows.Scan(&r.id, &r.seg.Service, &r.seg.Operation, &r.seg.Route, &r.startNs, &r.endNs, &r.latencyMs, &r.ok,
+			&ordinal, &tries, &start, &end, &a.route, &a.ok, &a.trigger, &gap, &a.tokens, &a.hiddenMs); err != nil {
+			return nil, fmt.Errorf("read attempts: %w", err)
+		}
+		if cur == nil || cur.id != r.id {
+			cur = &r
+			out = append(out, cur)
+		}
+		if ordinal != len(cur.attempts)+1 {
+			return nil, fmt.Errorf("request %s: attempt %d follows %d", r.id, ordinal, len(cur.attempts))
+		}
+		if a.tries, err = parseTries(tries, ordinal); err != nil {
+			return nil, fmt.Errorf("request %s: %w", r.id, err)
+		}
+		a.startMs, a.endMs = msAfter(start, cur.startNs), msAfter(end, cur.startNs)
+		a.gapMs = gap.Float64
+		a.latestMs = a.startMs - a.gapMs
+		cur.attempts = append(cur.attempts, a)
+	}
+	return out, rows.Err()
+}
+
+func msAfter(t, base int64) float64 { return float64(t-base) / 1e6 }
+
+// parseTries reads "1,2"; without any, the attempt is try ordinal of one loop.
+func parseTries(s string, ordinal int) ([]int, error) {
+	if s == "" {
+		return []int{ordinal}, nil
+	}
+	parts := strings.Split(s, ",")
+	out := make([]int, len(parts))
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return nil, fmt.Errorf("tries %q: %w", s, err)
+		}
+		out[i] = n
+	}
+	return out, nil
+}

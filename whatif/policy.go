@@ -1,0 +1,144 @@
+package whatif
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retryscope/retryscope/model"
+)
+
+// Policy is the retry policy a replay applies. Its zero value changes
+// nothing: every recorded attempt stands.
+type Policy struct {
+	// Inner and App cap the attempts of the innermost retry loop (the SDK
+	// or transport; the only loop of most requests) and of the loop
+	// around it (the application's, in nested requests), the first
+	// attempt included; 0 leaves the recorded cap.
+	Inner, App int
+	// NoRetryOn lists triggers (SPEC §3: client_error, rate_limited,
+	// server_error, connection, timeout, ...) that are never retried.
+	NoRetryOn []string
+	// Budget, when set, allows retries only up to Budget.Ratio per
+	// successful attempt in tumbling windows.
+	Budget *Budget
+}
+
+// Budget is a retry budget shared by all clients: in each window, retries
+// up to Ratio times the successful attempts so far, and at least Floor.
+type Budget struct {
+	Ratio  float64
+	Window time.Duration
+	Floor  float64
+}
+
+// DefaultBudget is the window and floor a budget has when only its ratio is
+// given (the same as gen's --retry-budget).
+var DefaultBudget = Budget{Window: 10 * time.Second, Floor: 5}
+
+// ParseMaxAttempts reads --max-attempts: "N" caps the innermost loop;
+// "sdk=N", "app=N" or "app=2,sdk=3" name the loops.
+func ParseMaxAttempts(s string) (inner, app int, err error) {
+	for _, item := range strings.Split(s, ",") {
+		name, value, named := strings.Cut(strings.TrimSpace(item), "=")
+		if !named {
+			name, value = "sdk", name
+		}
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 {
+			return 0, 0, fmt.Errorf("max attempts %q: want a whole number of at least 1", item)
+		}
+		switch name {
+		case "sdk":
+			inner = n
+		case "app":
+			app = n
+		default:
+			return 0, 0, fmt.Errorf("max attempts %q: unknown layer %q (want sdk or app)", item, name)
+		}
+	}
+	return inner, app, nil
+}
+
+// ParseBudget reads --retry-budget RATIO[,WINDOW,FLOOR], e.g. "0.1" or
+// "0.1,10s,5".
+func ParseBudget(s string) (*Budget, error) {
+	b := DefaultBudget
+	parts := strings.Split(s, ",")
+	if len(parts) != 1 && len(parts) != 3 {
+		return nil, fmt.Errorf("retry budget %q: want RATIO or RATIO,WINDOW,FLOOR", s)
+	}
+	var err error
+	if b.Ratio, err = strconv.ParseFloat(parts[0], 64); err != nil || b.Ratio < 0 {
+		return nil, fmt.Errorf("retry budget %q: the ratio must be a number of at least 0", s)
+	}
+	if len(parts) == 3 {
+		if b.Window, err = time.ParseDuration(parts[1]); err != nil || b.Window <= 0 {
+			return nil, fmt.Errorf("retry budget %q: the window must be a duration above 0, e.g. 10s", s)
+		}
+		if b.Floor, err = strconv.ParseFloat(parts[2], 64); err != nil || b.Floor < 0 {
+			return nil, fmt.Errorf("retry budget %q: the floor must be a number of at least 0", s)
+		}
+	}
+	return &b, nil
+}
+
+// ParseTriggers reads --no-retry-on "client_error,rate_limited".
+func ParseTriggers(s string) ([]string, error) {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		t = strings.TrimSpace(t)
+		if !slices.Contains(triggers, t) {
+			return nil, fmt.Errorf("no retry on %q: unknown trigger (want one of %s)", t, strings.Join(triggers, ", "))
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// triggers are the retry triggers of SPEC §3 a policy can refuse to retry.
+var triggers = []string{string(model.TriggerRateLimited), string(model.TriggerServerError), string(model.TriggerConnection),
+	string(model.TriggerTimeout), string(model.TriggerClientError), string(model.TriggerRejectedOutput),
+	string(model.TriggerCancelled), string(model.TriggerAbandoned), string(model.TriggerUnknown)}
+
+// String renders p as the flags that give it; "recorded" when it changes
+// nothing.
+func (p Policy) String() string {
+	var parts []string
+	switch {
+	case p.Inner > 0 && p.App > 0:
+		parts = append(parts, fmt.Sprintf("--max-attempts app=%d,sdk=%d", p.App, p.Inner))
+	case p.Inner > 0:
+		parts = append(parts, fmt.Sprintf("--max-attempts %d", p.Inner))
+	case p.App > 0:
+		parts = append(parts, fmt.Sprintf("--max-attempts app=%d", p.App))
+	}
+	if p.Budget != nil {
+		parts = append(parts, fmt.Sprintf("--retry-budget %g,%s,%g", p.Budget.Ratio, p.Budget.Window, p.Budget.Floor))
+	}
+	if len(p.NoRetryOn) > 0 {
+		parts = append(parts, "--no-retry-on "+strings.Join(p.NoRetryOn, ","))
+	}
+	if len(parts) == 0 {
+		return "recorded"
+	}
+	return strings.Join(parts, " ")
+}
+
+// retries reports whether the policy retries a failure with this trigger.
+func (p Policy) retries(trigger string) bool { return !slices.Contains(p.NoRetryOn, trigger) }
+
+// within reports whether an attempt with these tries (per layer,
+// outermost first) is inside the policy's caps.
+func (p Policy) within(tries []int) bool {
+	n := len(tries)
+	if n == 0 {
+		return true
+	}
+	if p.Inner > 0 && tries[n-1] > p.Inner {
+		return false
+	}
+	return p.App <= 0 || n < 2 || tries[0] <= p.App
+}

@@ -1,0 +1,303 @@
+package whatif
+
+import (
+	"container/heap"
+	"context"
+	"hash/fnv"
+	"math/rand/v2"
+
+	"github.com/retryscope/retryscope/internal/store"
+)
+
+// Options tune a replay.
+type Options struct {
+	// Seed seeds the draws of attempts beyond the recorded ones; the same
+	// seed gives the same result.
+	Seed int64
+	// Feedback makes the servers answer the load the policy offers: each
+	// route's attempt latency and load-driven failures (429 sheds,
+	// timeouts) follow the relation recorded between them and the
+	// attempts in flight.
+	Feedback bool
+}
+
+// modAttempt is one attempt of the modeled request; times are ms after the
+// request's start.
+type modAttempt struct {
+	rec            int     // the recorded attempt it is, -1 when drawn
+	hiddenMs       float64 // server time after the client abandoned it
+	route          string  // where it went
+	tries          []int
+	startMs, endMs float64
+	recEndMs       float64 // its recorded end; for a drawn attempt, endMs
+	ok             bool
+	trigger        string
+	tokens         int64
+}
+
+// replayed is one logical request under the policy.
+type replayed struct {
+	idx     int // in the recorded requests
+	req     *recRequest
+	next    int // the recorded attempt to consider next
+	kept    []modAttempt
+	shift   float64 // ms the kept attempts moved earlier than recorded
+	changed bool    // an attempt was removed or drawn
+	drawn   bool    // the recorded attempts no longer apply: the rest are drawn
+	// spare are the recorded attempts the policy cut at the end of the
+	// request, the request's own draws for the attempts it makes instead.
+	spare     []recAttempt
+	rng       *rand.Rand
+	ok        bool
+	latencyMs float64
+}
+
+// replayer runs every request's attempts in time order, so that a retry
+// budget sees the successes and retries of all clients as they happen.
+type replayer struct {
+	policy Policy
+	pools  pools
+	budget *budgetState
+	queue  endQueue
+	seq    uint64
+	// feedback, when set, makes recorded attempts answer the modeled load.
+	feedback *feedback
+}
+
+// Replay reads the recorded requests of st and replays them under policy:
+// recorded attempts stand as they happened, attempts the policy would not
+// make are removed (and the attempts after them moved earlier), and
+// attempts it would make that the recorded requests did not are drawn from
+// the segment's recorded attempts with the same tries. With
+// opts.Feedback, recorded attempts also answer the load the policy offers.
+func Replay(ctx context.Context, st *store.Store, policy Policy, opts Options) (*Result, error) {
+	reqs, err := load(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	return replay(reqs, policy, opts), nil
+}
+
+func replay(reqs []*recRequest, policy Policy, opts Options) *Result {
+	pl := pools{}
+	if len(reqs) > 0 {
+		pl = newPools(reqs)
+	}
+	out := runPass(reqs, policy, opts, pl, nil)
+	var fb *feedback
+	if opts.Feedback {
+		fb = fitFeedback(reqs)
+		for range feedbackPasses {
+			fb.modeled = modeledLoads(out)
+			out = runPass(reqs, policy, opts, pl, fb)
+		}
+	}
+	return measure(reqs, out, policy, fb != nil)
+}
+
+// runPass replays every request once; with fb, each recorded attempt's
+// outcome and duration answer the load the previous pass modeled.
+func runPass(reqs []*recRequest, policy Policy, opts Options, pl pools, fb *feedback) []*replayed {
+	r := &replayer{policy: policy, pools: pl, feedback: fb}
+	if policy.Budget != nil {
+		r.budget = &budgetState{Budget: *policy.Budget}
+	}
+	out := make([]*replayed, len(reqs))
+	for i, req := range reqs {
+		s := &replayed{idx: i, req: req, rng: requestRNG(opts.Seed, req.id), next: 1}
+		out[i] = s
+		s.kept = []modAttempt{r.recorded(s, 0)}
+		r.push(s)
+	}
+	for r.queue.Len() > 0 {
+		e := heap.Pop(&r.queue).(endEvent)
+		r.attemptEnded(e.s, e.atNs)
+	}
+	return out
+}
+
+// recorded is recorded attempt i of s as the policy makes it: moved
+// earlier by what was removed before it, and, with feedback, answering
+// the modeled load.
+func (r *replayer) recorded(s *replayed, i int) modAttempt {
+	a := s.req.attempts[i]
+	m := modAttempt{rec: i, route: a.route, tries: a.tries, startMs: a.startMs - s.shift, endMs: a.endMs - s.shift, recEndMs: a.endMs,
+		ok: a.ok, trigger: a.trigger, tokens: a.tokens, hiddenMs: a.hiddenMs}
+	if r.feedback != nil && r.feedback.adjust(s, a, &m) {
+		s.changed = true
+		s.shift += (a.endMs - a.startMs) - (m.endMs - m.startMs)
+	}
+	return m
+}
+
+func requestRNG(seed int64, id string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return rand.New(rand.NewPCG(uint64(seed), h.Sum64()))
+}
+
+// push schedules the end of s's last kept attempt.
+func (r *replayer) push(s *replayed) {
+	r.seq++
+	last := s.kept[len(s.kept)-1]
+	heap.Push(&r.queue, endEvent{atNs: s.req.startNs + int64(last.endMs*1e6), seq: r.seq, s: s})
+}
+
+// attemptEnded decides, when s's last attempt has ended, whether the
+// policy makes another.
+func (r *replayer) attemptEnded(s *replayed, nowNs int64) {
+	last := s.kept[len(s.kept)-1]
+	if r.budget != nil {
+		r.budget.observe(nowNs, last.ok)
+	}
+	if last.ok || !r.policy.retries(last.trigger) {
+		r.finish(s)
+		return
+	}
+	next, ok := r.nextAttempt(s, last)
+	if !ok || (r.budget != nil && !r.budget.allowRetry(nowNs)) {
+		if ok {
+			s.changed = true
+		}
+		r.finish(s)
+		return
+	}
+	s.kept = append(s.kept, next)
+	r.push(s)
+}
+
+// nextAttempt is the recorded attempt the policy makes next, or one drawn
+// when the recorded ones ran out at a cap the policy raises.
+func (r *replayer) nextAttempt(s *replayed, last modAttempt) (modAttempt, bool) {
+	atts := s.req.attempts
+	cut := cutNone
+	for !s.drawn && s.next < len(atts) {
+		a := atts[s.next]
+		s.next++
+		if !r.policy.within(a.tries) {
+			if cut == cutNone {
+				cut = cutOuter
+				if a.tries[len(a.tries)-1] > 1 {
+					cut = cutInner
+				}
+			}
+			s.changed = true
+			s.spare = append(s.spare, a)
+			continue
+		}
+		s.spare = nil
+		if cut != cutNone {
+			// The removed attempts and the waits between them go; the
+			// wait before this one stays.
+			s.shift += max(0, a.latestMs-last.recEndMs)
+		}
+		return r.recorded(s, s.next-1), true
+	}
+	if s.drawn {
+		cut = cutDrawn
+	}
+	return r.draw(s, last, cut)
+}
+
+// cutKind is what the policy cut where the recorded attempts run out.
+type cutKind int
+
+const (
+	cutNone  cutKind = iota // nothing: the recorded request ended there
+	cutInner                // a retry of the innermost loop
+	cutOuter                // a retry of an outer loop
+	cutDrawn                // the attempt before was drawn
+)
+
+// finish closes s: with its recorded outcome and latency when the policy
+// changed nothing, else with its last attempt's outcome and its recorded
+// closing time (after the final attempt) added to that attempt's end.
+func (r *replayer) finish(s *replayed) {
+	req := s.req
+	if last := s.kept[len(s.kept)-1]; last.ok {
+		// Attempts already running when the answer came (hedges) still ran.
+		for ; s.next < len(req.attempts); s.next++ {
+			a := req.attempts[s.next]
+			if a.startMs-s.shift >= last.endMs {
+				break
+			}
+			if r.policy.within(a.tries) {
+				s.kept = append(s.kept, r.recorded(s, s.next))
+			}
+		}
+	}
+	if s.next < len(req.attempts) {
+		s.changed = true
+	}
+	if !s.changed {
+		s.ok, s.latencyMs = req.ok, req.latencyMs
+		return
+	}
+	recFinal := req.attempts[len(req.attempts)-1]
+	closing := max(0, req.latencyMs-recFinal.endMs)
+	end := 0.0
+	for _, a := range s.kept {
+		end = max(end, a.endMs)
+	}
+	s.ok = false
+	for _, a := range s.kept {
+		s.ok = s.ok || a.ok
+	}
+	s.latencyMs = end + closing
+}
+
+// endEvent is the end of a request's latest attempt.
+type endEvent struct {
+	atNs int64
+	seq  uint64
+	s    *replayed
+}
+
+type endQueue []endEvent
+
+func (q endQueue) Len() int { return len(q) }
+func (q endQueue) Less(i, j int) bool {
+	if q[i].atNs != q[j].atNs {
+		return q[i].atNs < q[j].atNs
+	}
+	return q[i].seq < q[j].seq
+}
+func (q endQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *endQueue) Push(x any)   { *q = append(*q, x.(endEvent)) }
+func (q *endQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}
+
+// budgetState is a retry budget as it runs: tumbling windows of
+// Budget.Window, each counting its successful attempts and its retries.
+type budgetState struct {
+	Budget
+	current int64
+	ok      float64
+	retries float64
+}
+
+func (b *budgetState) roll(nowNs int64) {
+	if w := nowNs / int64(b.Window); w != b.current {
+		b.current, b.ok, b.retries = w, 0, 0
+	}
+}
+
+func (b *budgetState) observe(nowNs int64, success bool) {
+	b.roll(nowNs)
+	if success {
+		b.ok++
+	}
+}
+
+func (b *budgetState) allowRetry(nowNs int64) bool {
+	b.roll(nowNs)
+	if b.retries >= max(b.Floor, b.Ratio*b.ok) {
+		return false
+	}
+	b.retries++
+	return true
+}

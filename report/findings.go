@@ -170,10 +170,10 @@ func clientErrorRetries(ctx context.Context, st *store.Store, win model.Window, 
 }
 
 func clientErrorRule(s *segment.Segment) *Finding {
-	n := s.ClientErrorRetries
-	if n < minWasted {
+	if s.ClientErrorRetries < minWasted {
 		return nil
 	}
+	n := s.ClientErrorRetries
 	return &Finding{Kind: "retry_on_client_error",
 		Problem:  fmt.Sprintf("%d retries followed a client error (4xx such as 400, 404 or 422) that a retry does not fix", n),
 		Evidence: []Evidence{counted("retries after a client error", float64(n)), shareOf("share of the segment's attempts", float64(n)/float64(s.Attempts))},

@@ -67,12 +67,8 @@ type mixedCounts struct {
 }
 
 func (c *mixedCounts) add(o mixedCounts) {
-	c.requests += o.requests
-	c.attempts += o.attempts
-	c.retried += o.retried
-	c.failed += o.failed
-	c.retriedOK += o.retriedOK
-	c.dupTokens += o.dupTokens
+	*c = mixedCounts{c.requests + o.requests, c.attempts + o.attempts, c.retried + o.retried,
+		c.failed + o.failed, c.retriedOK + o.retriedOK, c.dupTokens + o.dupTokens}
 }
 
 // rates recomputes the report's rates from counts, as SPEC §6 defines them.

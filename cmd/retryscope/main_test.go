@@ -199,9 +199,6 @@ func TestIngestExitCodes(t *testing.T) {
 // with the same noun. A write fails, as on a full disk, at a point in each
 // step of run and of report.
 func TestErrorsNameEachStepOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs retryscope as a process 8 times")
-	}
 	root := t.TempDir()
 	dump := filepath.Join(root, "traces.jsonl")
 	mustRunCLI(t, "gen", "--requests", "40", "-o", dump)

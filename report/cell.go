@@ -20,6 +20,8 @@ const (
 	Number               // a plain figure
 	Decimal              // a plain figure to two decimals: a load, a rate
 	USD                  // US dollars
+	Change               // a relative change, shown as a signed percentage
+	Points               // a change of a share, in percentage points
 )
 
 // Cell is one figure of a table: a value with its unit, a range of two
@@ -121,6 +123,10 @@ func format(u Unit, v float64) string {
 		return strconv.FormatFloat(v, 'f', 2, 64) + "x"
 	case Decimal:
 		return strconv.FormatFloat(v, 'f', 2, 64)
+	case Change:
+		return signed(v, strconv.FormatFloat(100*v, 'f', 1, 64)) + "%"
+	case Points:
+		return signed(v, strconv.FormatFloat(100*v, 'f', 1, 64)) + " pp"
 	case USD:
 		if max(v, -v) >= 1 {
 			return "$" + strconv.FormatFloat(v, 'f', 2, 64)
@@ -128,6 +134,15 @@ func format(u Unit, v float64) string {
 		return "$" + strconv.FormatFloat(v, 'f', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 4, 64)
+}
+
+// signed puts a plus before s, the figure v formatted, unless v is
+// negative.
+func signed(v float64, s string) string {
+	if v < 0 {
+		return s
+	}
+	return "+" + s
 }
 
 // fmtMs keeps three or more significant digits: 1234ms, 90.2ms, 4.51ms.

@@ -61,17 +61,23 @@ func (rep *Report) heading() []string {
 func WriteText(w io.Writer, rep *Report) error {
 	var head []string
 	for _, l := range rep.heading() {
-		head = append(head, wrap(l, Width)...)
+		head = append(head, Wrap(l, Width)...)
 	}
-	return writeTables(w, rep, "retryscope report\n"+strings.Join(head, "\n")+"\n", writeAligned)
+	return writeTables(w, rep.Tables(), "retryscope report\n"+strings.Join(head, "\n")+"\n", writeAligned)
+}
+
+// WriteTablesText writes head, then tables aligned as WriteText aligns a
+// report's, for other commands' tables (whatif).
+func WriteTablesText(w io.Writer, head string, tables ...Table) error {
+	return writeTables(w, tables, head, writeAligned)
 }
 
 // writeTables writes head, then each table as the format's table writer
 // lays it out.
-func writeTables(w io.Writer, rep *Report, head string, table func(*strings.Builder, *Table)) error {
+func writeTables(w io.Writer, tables []Table, head string, table func(*strings.Builder, *Table)) error {
 	var b strings.Builder
 	b.WriteString(head)
-	for _, t := range rep.Tables() {
+	for _, t := range tables {
 		for _, v := range t.views() {
 			table(&b, &v)
 		}
@@ -144,7 +150,7 @@ func writeAligned(b *strings.Builder, t *Table) {
 		line(cells[i], func(j int) bool { return j >= t.Labels && t.Rows[i][j].numeric() })
 	}
 	for _, n := range t.Notes {
-		for _, l := range wrap(n, Width-2) {
+		for _, l := range Wrap(n, Width-2) {
 			fmt.Fprintf(b, "  %s\n", l)
 		}
 	}
@@ -152,7 +158,7 @@ func writeAligned(b *strings.Builder, t *Table) {
 
 // WriteMarkdown writes every table as a Markdown table.
 func WriteMarkdown(w io.Writer, rep *Report) error {
-	return writeTables(w, rep, "# retryscope report\n\n"+strings.Join(rep.heading(), "  \n")+"\n", writeMarkdownTable)
+	return writeTables(w, rep.Tables(), "# retryscope report\n\n"+strings.Join(rep.heading(), "  \n")+"\n", writeMarkdownTable)
 }
 
 func writeMarkdownTable(b *strings.Builder, t *Table) {
@@ -222,8 +228,8 @@ func WriteCSV(w io.Writer, rep *Report) error {
 	return cw.Error()
 }
 
-// wrap breaks s into lines of at most width runes at spaces.
-func wrap(s string, width int) []string {
+// Wrap breaks s into lines of at most width runes at spaces.
+func Wrap(s string, width int) []string {
 	var lines []string
 	line := ""
 	for _, word := range strings.Fields(s) {

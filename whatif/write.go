@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"text/tabwriter"
+
+	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/report"
 )
 
 // WriteJSON writes res as indented JSON.
@@ -16,87 +17,109 @@ func WriteJSON(w io.Writer, res *Result) error {
 	return enc.Encode(res)
 }
 
-// WriteText writes res as text tables: every request's figures recorded
-// and modeled, then one line per segment, then the assumptions.
+// WriteText writes res as the report writes its tables: every request's
+// figures recorded and modeled with the change, then one row per segment,
+// then the assumptions.
 func WriteText(w io.Writer, res *Result) error {
-	fmt.Fprintf(w, "What if: %s\n", res.Policy)
-	fmt.Fprintf(w, "Model: %s; every %q figure comes from the model, not from traces.\n\n", res.Model, res.Label)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	rec, mod := res.Overall.Recorded, res.Overall.Modeled
-	fmt.Fprintf(tw, "all %d requests\trecorded\tmodeled\tchange\n", rec.Requests)
-	for _, l := range []struct {
-		name     string
-		rec, mod string
-		change   string
-	}{
-		{"attempts", strconv.Itoa(rec.Attempts), strconv.Itoa(mod.Attempts), change(float64(rec.Attempts), float64(mod.Attempts))},
-		{"amplification", fixed(rec.Amplification, 3), fixed(mod.Amplification, 3), change(rec.Amplification, mod.Amplification)},
-		{"final failure rate", share(&rec.FinalFailureRate), share(&mod.FinalFailureRate), points(&rec.FinalFailureRate, &mod.FinalFailureRate)},
-		{"retry success rate", share(rec.RetrySuccessRate), share(mod.RetrySuccessRate), points(rec.RetrySuccessRate, mod.RetrySuccessRate)},
-		{"p50 latency ms", ms(rec.P50), ms(mod.P50), changeOf(rec.P50, mod.P50)},
-		{"p95 latency ms", ms(rec.P95), ms(mod.P95), changeOf(rec.P95, mod.P95)},
-		{"p99 latency ms", ms(rec.P99), ms(mod.P99), changeOf(rec.P99, mod.P99)},
-		{"tokens", strconv.FormatInt(rec.Tokens, 10), strconv.FormatInt(mod.Tokens, 10), change(float64(rec.Tokens), float64(mod.Tokens))},
-		{"offered load λ·S", fixed(rec.OfferedLoad, 2), fixed(mod.OfferedLoad, 2), change(rec.OfferedLoad, mod.OfferedLoad)},
-	} {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.name, l.rec, l.mod, l.change)
-	}
-	if err := tw.Flush(); err != nil {
+	head := fmt.Sprintf("What if: %s\nModel: %s; every %q figure comes from the model, not from traces.\n",
+		res.Policy, res.Model, res.Label)
+	if err := report.WriteTablesText(w, head, overallTable(res.Overall), segmentTable(res.Segments)); err != nil {
 		return err
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(tw, "segment\trequests\tamplification\tmodeled\tfailure\tmodeled\tp99 ms\tmodeled")
-	for _, s := range res.Segments {
-		rec, mod := s.Recorded, s.Modeled
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", strings.Join([]string{s.Segment.Service, s.Segment.Operation, s.Segment.Route}, " / "),
-			rec.Requests, fixed(rec.Amplification, 3), fixed(mod.Amplification, 3), share(&rec.FinalFailureRate), share(&mod.FinalFailureRate),
-			ms(rec.P99), ms(mod.P99))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "\nAssumptions:")
+	var b strings.Builder
+	b.WriteString("\nAssumptions:\n")
 	for _, a := range res.Assumptions {
-		fmt.Fprintf(w, "  - %s\n", a)
+		for i, l := range report.Wrap(a, report.Width-4) {
+			lead := "  - "
+			if i > 0 {
+				lead = "    "
+			}
+			b.WriteString(lead + l + "\n")
+		}
 	}
-	return nil
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
-// change is the relative change from rec to mod, "-" when rec is 0.
-func change(rec, mod float64) string {
-	if rec == 0 {
-		return "-"
+func text(s string) report.Cell { return report.Cell{Unit: report.Text, Text: s} }
+
+func value(u report.Unit, v float64) report.Cell { return report.Cell{Unit: u, V: v} }
+
+// maybe is v in unit u, or a cell with nothing to show.
+func maybe(u report.Unit, v *float64) report.Cell {
+	if v == nil {
+		return report.Cell{Unit: u, Missing: true}
 	}
-	return fmt.Sprintf("%+.1f%%", 100*(mod-rec)/rec)
+	return value(u, *v)
 }
 
-func changeOf(rec, mod *float64) string {
-	if rec == nil || mod == nil {
-		return "-"
+// latency is a percentile of n requests, or why it is missing.
+func latency(v *float64, n, pct int) report.Cell {
+	c := maybe(report.Ms, v)
+	if v == nil && n > 0 {
+		c.MinN = model.DefaultRule.MinN(pct)
 	}
-	return change(*rec, *mod)
+	return c
+}
+
+// change is mod relative to rec, nothing when either is missing or rec is 0.
+func change(rec, mod *float64) report.Cell {
+	if rec == nil || mod == nil || *rec == 0 {
+		return report.Cell{Unit: report.Change, Missing: true}
+	}
+	return value(report.Change, (*mod-*rec) / *rec)
 }
 
 // points is the change of a share in percentage points.
-func points(rec, mod *float64) string {
+func points(rec, mod *float64) report.Cell {
 	if rec == nil || mod == nil {
-		return "-"
+		return report.Cell{Unit: report.Points, Missing: true}
 	}
-	return fmt.Sprintf("%+.1f pp", 100*(*mod-*rec))
+	return value(report.Points, *mod-*rec)
 }
 
-func fixed(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+func ptr(v float64) *float64 { return &v }
 
-func share(v *float64) string {
-	if v == nil {
-		return "-"
+// overallTable is every request's figures, recorded and modeled.
+func overallTable(r Row) report.Table {
+	rec, mod := r.Recorded, r.Modeled
+	t := report.Table{Title: fmt.Sprintf("All %d requests", rec.Requests), Labels: 1, Columns: []report.Column{
+		{Key: "figure", Head: "figure"}, {Key: "recorded", Head: "recorded"}, {Key: "modeled", Head: "modeled"}, {Key: "change", Head: "change"}}}
+	add := func(name string, r, m, c report.Cell) { t.Rows = append(t.Rows, []report.Cell{text(name), r, m, c}) }
+	recAtt, modAtt := float64(rec.Attempts), float64(mod.Attempts)
+	add("attempts", value(report.Count, recAtt), value(report.Count, modAtt), change(&recAtt, &modAtt))
+	add("amplification", value(report.Times, rec.Amplification), value(report.Times, mod.Amplification),
+		change(&rec.Amplification, &mod.Amplification))
+	add("final failure rate", value(report.Share, rec.FinalFailureRate), value(report.Share, mod.FinalFailureRate),
+		points(&rec.FinalFailureRate, &mod.FinalFailureRate))
+	add("retry success rate", maybe(report.Share, rec.RetrySuccessRate), maybe(report.Share, mod.RetrySuccessRate),
+		points(rec.RetrySuccessRate, mod.RetrySuccessRate))
+	for _, p := range []struct {
+		pct      int
+		rec, mod *float64
+	}{{50, rec.P50, mod.P50}, {95, rec.P95, mod.P95}, {99, rec.P99, mod.P99}} {
+		add(fmt.Sprintf("p%d latency", p.pct), latency(p.rec, rec.Requests, p.pct), latency(p.mod, mod.Requests, p.pct), change(p.rec, p.mod))
 	}
-	return fixed(100**v, 1) + "%"
+	add("tokens", value(report.Count, float64(rec.Tokens)), value(report.Count, float64(mod.Tokens)),
+		change(ptr(float64(rec.Tokens)), ptr(float64(mod.Tokens))))
+	add("offered load λ·S", value(report.Decimal, rec.OfferedLoad), value(report.Decimal, mod.OfferedLoad),
+		change(&rec.OfferedLoad, &mod.OfferedLoad))
+	return t
 }
 
-func ms(v *float64) string {
-	if v == nil {
-		return "-"
+// segmentTable is each segment's main figures, recorded and modeled.
+func segmentTable(rows []Row) report.Table {
+	t := report.Table{Title: "Segments (service / operation / route)", Labels: 1, Columns: []report.Column{
+		{Key: "segment", Head: "segment"}, {Key: "requests", Head: "requests"},
+		{Key: "amplification", Head: "amp"}, {Key: "modeled_amplification", Head: "modeled"},
+		{Key: "final_failure_rate", Head: "failed"}, {Key: "modeled_final_failure_rate", Head: "modeled"},
+		{Key: "p99", Head: "p99"}, {Key: "modeled_p99", Head: "modeled"}}}
+	for _, r := range rows {
+		rec, mod := r.Recorded, r.Modeled
+		t.Rows = append(t.Rows, []report.Cell{text(strings.Join([]string{r.Segment.Service, r.Segment.Operation, r.Segment.Route}, " / ")),
+			value(report.Count, float64(rec.Requests)), value(report.Times, rec.Amplification), value(report.Times, mod.Amplification),
+			value(report.Share, rec.FinalFailureRate), value(report.Share, mod.FinalFailureRate),
+			latency(rec.P99, rec.Requests, 99), latency(mod.P99, mod.Requests, 99)})
 	}
-	return fixed(*v, 0)
+	return t
 }

@@ -1,9 +1,9 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 
 	"github.com/retryscope/retryscope/model"
@@ -28,6 +28,12 @@ func DefaultPrices() model.Prices {
 	}
 }
 
+// maxPrice bounds a price per million tokens: far above any list price,
+// and low enough that a day's spend stays a finite number.
+const maxPrice = 1e6
+
+func plausiblePrice(v float64) bool { return v >= 0 && v <= maxPrice }
+
 // LoadPrices reads a price table: a JSON object from model name to its
 // prices in US dollars per million tokens,
 //
@@ -42,16 +48,25 @@ func LoadPrices(path string) (model.Prices, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prices: %w", err)
 	}
-	var file map[string]model.Price
-	if err := json.Unmarshal(b, &file); err != nil {
-		return nil, fmt.Errorf("prices %s: want {\"model\": {\"input_per_mtok\": N, \"output_per_mtok\": N}}: %w", path, err)
+	const want = `want {"model": {"input_per_mtok": N, "output_per_mtok": N}}`
+	var file map[string]struct {
+		In  *float64 `json:"input_per_mtok"`
+		Out *float64 `json:"output_per_mtok"`
 	}
-	for name, p := range file {
-		if p.InputPerMTok < 0 || p.OutputPerMTok < 0 {
-			return nil, fmt.Errorf("prices %s: %s: prices must not be negative", path, name)
-		}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&file); err != nil {
+		return nil, fmt.Errorf("prices %s: %s: %w", path, want, err)
 	}
 	out := DefaultPrices()
-	maps.Copy(out, file)
+	for name, p := range file {
+		switch {
+		case p.In == nil || p.Out == nil:
+			return nil, fmt.Errorf("prices %s: %s: give both input_per_mtok and output_per_mtok", path, name)
+		case !plausiblePrice(*p.In) || !plausiblePrice(*p.Out):
+			return nil, fmt.Errorf("prices %s: %s: prices are USD per million tokens, from 0 to %g", path, name, maxPrice)
+		}
+		out[name] = model.Price{InputPerMTok: *p.In, OutputPerMTok: *p.Out}
+	}
 	return out, nil
 }

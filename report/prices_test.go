@@ -40,7 +40,8 @@ func TestLoadPrices(t *testing.T) {
 	if p["gpt-4o"].InputPerMTok != 5 || p["mine"].OutputPerMTok != 2 || p["gpt-4o-mini"].InputPerMTok != 0.15 {
 		t.Errorf("prices %v: want the file over the defaults", p)
 	}
-	for _, bad := range []string{`[1]`, `{"x": {"input_per_mtok": -1}}`, `{`} {
+	for _, bad := range []string{`[1]`, `{"x": {"input_per_mtok": -1}}`, `{`, `{"x": {"output_per_mtok": 10}}`,
+		`{"x": {"input_per_mtok": 1e308, "output_per_mtok": 1e308}}`, `{"x": {"input_per_mtok": 1, "output_per_mtok": 2, "cache": 3}}`} {
 		os.WriteFile(path, []byte(bad), 0o644)
 		if _, err := LoadPrices(path); err == nil {
 			t.Errorf("%s: no error", bad)

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,10 @@ type Budget struct {
 // given (the same as gen's --retry-budget).
 var DefaultBudget = Budget{Window: 10 * time.Second, Floor: 5}
 
+// MaxAttemptsLimit is the highest cap a replay takes: every request may
+// draw that many attempts, and no client retries a call a hundred times.
+const MaxAttemptsLimit = 100
+
 // ParseMaxAttempts reads --max-attempts: "N" caps the innermost loop;
 // "sdk=N", "app=N" or "app=2,sdk=3" name the loops.
 func ParseMaxAttempts(s string) (inner, app int, err error) {
@@ -47,8 +52,8 @@ func ParseMaxAttempts(s string) (inner, app int, err error) {
 			name, value = "sdk", name
 		}
 		n, err := strconv.Atoi(value)
-		if err != nil || n < 1 {
-			return 0, 0, fmt.Errorf("max attempts %q: want a whole number of at least 1", item)
+		if err != nil || n < 1 || n > MaxAttemptsLimit {
+			return 0, 0, fmt.Errorf("max attempts %q: want a whole number from 1 to %d", item, MaxAttemptsLimit)
 		}
 		switch name {
 		case "sdk":
@@ -71,19 +76,21 @@ func ParseBudget(s string) (*Budget, error) {
 		return nil, fmt.Errorf("retry budget %q: want RATIO or RATIO,WINDOW,FLOOR", s)
 	}
 	var err error
-	if b.Ratio, err = strconv.ParseFloat(parts[0], 64); err != nil || b.Ratio < 0 {
+	if b.Ratio, err = strconv.ParseFloat(parts[0], 64); err != nil || !finite(b.Ratio) || b.Ratio < 0 {
 		return nil, fmt.Errorf("retry budget %q: the ratio must be a number of at least 0", s)
 	}
 	if len(parts) == 3 {
 		if b.Window, err = time.ParseDuration(parts[1]); err != nil || b.Window <= 0 {
 			return nil, fmt.Errorf("retry budget %q: the window must be a duration above 0, e.g. 10s", s)
 		}
-		if b.Floor, err = strconv.ParseFloat(parts[2], 64); err != nil || b.Floor < 0 {
+		if b.Floor, err = strconv.ParseFloat(parts[2], 64); err != nil || !finite(b.Floor) || b.Floor < 0 {
 			return nil, fmt.Errorf("retry budget %q: the floor must be a number of at least 0", s)
 		}
 	}
 	return &b, nil
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // ParseTriggers reads --no-retry-on "client_error,rate_limited".
 func ParseTriggers(s string) ([]string, error) {

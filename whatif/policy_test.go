@@ -19,6 +19,9 @@ func TestParseMaxAttempts(t *testing.T) {
 		{"0", 0, 0, true},
 		{"web=2", 0, 0, true},
 		{"x", 0, 0, true},
+		{"100", 100, 0, false},
+		{"101", 0, 0, true},
+		{"app=1000000000", 0, 0, true},
 	} {
 		inner, app, err := ParseMaxAttempts(c.in)
 		if (err != nil) != c.err || inner != c.inner || app != c.app {
@@ -36,7 +39,7 @@ func TestParseBudget(t *testing.T) {
 	if err != nil || *b != (Budget{Ratio: 0.2, Window: time.Minute, Floor: 0}) {
 		t.Errorf("ParseBudget(0.2,1m,0) = %+v, %v", b, err)
 	}
-	for _, bad := range []string{"", "-1", "0.1,10s", "0.1,0s,5", "0.1,10s,-1"} {
+	for _, bad := range []string{"", "-1", "0.1,10s", "0.1,0s,5", "0.1,10s,-1", "NaN", "Inf", "0.1,10s,NaN"} {
 		if _, err := ParseBudget(bad); err == nil {
 			t.Errorf("ParseBudget(%q) accepted", bad)
 		}

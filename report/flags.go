@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -146,7 +147,7 @@ func (r *Flags) checkBudgets() error {
 	}
 	if r.ampBudget != "none" && r.ampBudget != "" {
 		x, err := strconv.ParseFloat(r.ampBudget, 64)
-		if err != nil || x < 1 {
+		if err != nil || !(x >= 1) || math.IsInf(x, 1) {
 			return fmt.Errorf("--amplification-budget %q: want attempts per request, at least 1, or none", r.ampBudget)
 		}
 		b.Amplification = &x

@@ -303,6 +303,9 @@ func DefaultConfig() Config {
 		Faults: DefaultFaults(), Policy: DefaultPolicy(), StreamShare: 0.5, BatchSpans: 500}
 }
 
+// isShare reports whether v is a share, from 0 to 1 (NaN is not).
+func isShare(v float64) bool { return v >= 0 && v <= 1 }
+
 // normalized fills unset fields with defaults and rejects impossible values.
 func (c Config) normalized() (Config, error) {
 	if c.Requests <= 0 {
@@ -331,14 +334,17 @@ func (c Config) normalized() (Config, error) {
 	if err := c.Faults.validate(); err != nil {
 		return c, err
 	}
-	if c.StreamShare < 0 || c.StreamShare > 1 {
+	if !isShare(c.StreamShare) {
 		return c, fmt.Errorf("stream share must be from 0 to 1")
 	}
-	if c.Experiment < 0 || c.Experiment > 1 || c.BigInputs < 0 || c.BigInputs > 1 {
+	if !isShare(c.Experiment) || !isShare(c.BigInputs) {
 		return c, fmt.Errorf("experiment and big-inputs shares must be from 0 to 1")
 	}
-	if c.Deadline < 0 || c.AbandonStreams < 0 || c.AbandonStreams > 1 {
+	if c.Deadline < 0 || !isShare(c.AbandonStreams) {
 		return c, fmt.Errorf("deadline must be at least 0 and abandon-streams from 0 to 1")
+	}
+	if c.FlightBucket < 0 {
+		return c, fmt.Errorf("flight bucket must be at least 0 (0: none)")
 	}
 	if c.SplitWorkers < 0 || c.SplitWorkers > 1000 {
 		return c, fmt.Errorf("split workers must be from 0 to 1000")
@@ -365,7 +371,7 @@ func (c Config) normalized() (Config, error) {
 	if p.HedgeDelay <= 0 {
 		p.HedgeDelay = 120 * time.Millisecond
 	}
-	if p.NaiveShare < 0 || p.NaiveShare > 1 || p.Budget < 0 {
+	if !isShare(p.NaiveShare) || !(p.Budget >= 0) {
 		return c, fmt.Errorf("naive share must be from 0 to 1 and budget at least 0")
 	}
 	if p.Kind == PolicyNone {

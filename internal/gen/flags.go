@@ -76,13 +76,10 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 			return fmt.Errorf("--requests, --max-attempts, --app-tries and --batch-spans must be at least 1")
 		case c.Rate <= 0:
 			return fmt.Errorf("--rate must be above 0")
-		case c.Experiment < 0 || c.Experiment > 1 || c.BigInputs < 0 || c.BigInputs > 1:
-			return fmt.Errorf("--experiment and --big-inputs must be from 0 to 1")
-		case c.Deadline < 0 || c.AbandonStreams < 0 || c.AbandonStreams > 1:
-			return fmt.Errorf("--deadline must be at least 0 and --abandon-streams from 0 to 1")
-		case c.SplitWorkers < 0 || c.SplitWorkers > 1000:
-			return fmt.Errorf("--split-workers must be from 0 to 1000")
 		}
-		return nil
+		// The rest is what Generate itself refuses, checked before any file
+		// is written.
+		_, err = c.normalized()
+		return err
 	}
 }

@@ -88,10 +88,16 @@ func overallTable(r Row) report.Table {
 	add := func(name string, r, m, c report.Cell) { t.Rows = append(t.Rows, []report.Cell{text(name), r, m, c}) }
 	recAtt, modAtt := float64(rec.Attempts), float64(mod.Attempts)
 	add("attempts", value(report.Count, recAtt), value(report.Count, modAtt), change(&recAtt, &modAtt))
-	add("amplification", value(report.Times, rec.Amplification), value(report.Times, mod.Amplification),
-		change(&rec.Amplification, &mod.Amplification))
-	add("final failure rate", value(report.Share, rec.FinalFailureRate), value(report.Share, mod.FinalFailureRate),
-		points(&rec.FinalFailureRate, &mod.FinalFailureRate))
+	perRequest := func(v float64) *float64 { // nothing per request without requests
+		if rec.Requests == 0 {
+			return nil
+		}
+		return &v
+	}
+	recAmp, modAmp := perRequest(rec.Amplification), perRequest(mod.Amplification)
+	recFail, modFail := perRequest(rec.FinalFailureRate), perRequest(mod.FinalFailureRate)
+	add("amplification", maybe(report.Times, recAmp), maybe(report.Times, modAmp), change(recAmp, modAmp))
+	add("final failure rate", maybe(report.Share, recFail), maybe(report.Share, modFail), points(recFail, modFail))
 	add("retry success rate", maybe(report.Share, rec.RetrySuccessRate), maybe(report.Share, mod.RetrySuccessRate),
 		points(rec.RetrySuccessRate, mod.RetrySuccessRate))
 	for _, p := range []struct {

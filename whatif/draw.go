@@ -1,7 +1,9 @@
 package whatif
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 )
 
@@ -26,6 +28,20 @@ type pools struct {
 	caps     map[Segment]map[int][]int
 }
 
+// nearWindow is how many recorded attempts, nearest in time, a draw
+// chooses among: faults come in incidents, so an attempt's fate depends on
+// when it is made.
+const nearWindow = 20
+
+// nearInTime draws one of the nearWindow attempts of pool (in start order)
+// that started nearest to atNs.
+func nearInTime(pool []recAttempt, atNs int64, rng *rand.Rand) recAttempt {
+	i, _ := slices.BinarySearchFunc(pool, atNs, func(a recAttempt, t int64) int { return cmp.Compare(a.atNs, t) })
+	lo := max(0, min(i-nearWindow/2, len(pool)-nearWindow))
+	hi := min(len(pool), lo+nearWindow)
+	return pool[lo+rng.IntN(hi-lo)]
+}
+
 func newPools(reqs []*recRequest) pools {
 	p := pools{attempts: map[poolKey][]recAttempt{}, caps: map[Segment]map[int][]int{}}
 	for _, r := range reqs {
@@ -41,6 +57,9 @@ func newPools(reqs []*recRequest) pools {
 				p.attempts[k] = append(p.attempts[k], a)
 			}
 		}
+	}
+	for _, pool := range p.attempts {
+		slices.SortStableFunc(pool, func(a, b recAttempt) int { return cmp.Compare(a.atNs, b.atNs) })
 	}
 	return p
 }
@@ -82,20 +101,30 @@ func (r *replayer) draw(s *replayed, last modAttempt, cut cutKind) (modAttempt, 
 	if len(pool) == 0 {
 		return modAttempt{}, false
 	}
-	pick := pool[s.rng.IntN(len(pool))]
+	pick := nearInTime(pool, s.req.startNs+int64(last.endMs*1e6), s.rng)
 	start := last.endMs + max(0, pick.gapMs)
-	if len(s.spare) > 0 && s.spare[0].route == pick.route {
+	if o := s.takeSpare(pick.route); o >= 0 {
 		// The request's own next attempt, which the policy cut, is the
 		// draw for this one: the same moment, the same request, the same
 		// route; only the wait before it is the loop's. (A loop that
 		// falls over to another route draws from the segment.)
-		pick, s.spare = s.spare[0], s.spare[1:]
+		return r.spareAt(s, o, tries, start), true
 	}
 	next := modAttempt{rec: -1, route: pick.route, tries: tries, startMs: start, endMs: start + pick.endMs - pick.startMs,
-		ok: pick.ok, trigger: pick.trigger, tokens: pick.tokens}
+		ok: pick.ok, trigger: pick.trigger, tokens: pick.tokens, hiddenMs: pick.hiddenMs}
 	if last.trigger == "client_error" {
 		next.endMs = start + last.endMs - last.startMs
-		next.ok, next.trigger, next.tokens = false, last.trigger, 0
+		next.ok, next.trigger, next.tokens, next.hiddenMs = false, last.trigger, 0, last.hiddenMs
+	}
+	if served, rejected := s.req.verdicts(); served > 0 && (next.ok || next.trigger == "rejected_output") {
+		// Whether the caller accepts an answer is the request's own
+		// affair (its prompt, its check): a served attempt is turned down
+		// as often as this request's were.
+		next.ok = s.rng.Float64() >= float64(rejected)/float64(served)
+		next.trigger = ""
+		if !next.ok {
+			next.trigger = "rejected_output"
+		}
 	}
 	next.recEndMs = next.endMs
 	s.changed, s.drawn = true, true
@@ -142,4 +171,19 @@ func (r *replayer) nextTries(seg Segment, last modAttempt, cut cutKind) ([]int, 
 		return next, true
 	}
 	return nil, false
+}
+
+// spareAt is the attempt with these tries, starting at start, that takes
+// the outcome of recorded attempt o of s (one the policy cut); with
+// feedback, it answers the modeled load.
+func (r *replayer) spareAt(s *replayed, o int, tries []int, start float64) modAttempt {
+	b := s.req.attempts[o]
+	m := modAttempt{rec: o, route: b.route, tries: tries, startMs: start, endMs: start + b.endMs - b.startMs,
+		ok: b.ok, trigger: b.trigger, tokens: b.tokens, hiddenMs: b.hiddenMs}
+	if r.feedback != nil {
+		r.feedback.adjust(s, b, &m)
+	}
+	m.recEndMs = m.endMs
+	s.changed, s.drawn = true, true
+	return m
 }

@@ -28,15 +28,19 @@ type feedback struct {
 // loadCurve holds a route's attempts in buckets of equal count by load.
 type loadCurve struct {
 	buckets []loadBucket
-	tokens  float64 // mean tokens of a successful attempt
+	tokens  float64 // mean tokens of a served attempt
+	// rejected is the share of served attempts whose answer the caller
+	// turned down (rejected_output).
+	rejected float64
 }
 
 type loadBucket struct {
-	load   float64 // mean attempts in flight
-	fail   float64 // share failed by a load trigger
-	okMs   float64 // mean duration of the successful attempts
-	failMs float64 // mean duration of the load-triggered failures
-	fails  map[string]int
+	load float64            // mean attempts in flight
+	fail map[string]float64 // share failed by each load trigger
+	okMs float64            // mean duration of the served attempts
+	// failMs and hiddenMs are the mean duration of each load trigger's
+	// failures and of the server's work on them after the client gave up.
+	failMs, hiddenMs map[string]float64
 }
 
 // interval is one attempt on a route, in Unix ns, with its key.
@@ -107,41 +111,83 @@ func fitFeedback(reqs []*recRequest) *feedback {
 func fitCurve(reqs []*recRequest, keys [][2]int, load map[[2]int]float64) *loadCurve {
 	c := &loadCurve{}
 	size := max(50, len(keys)/10)
-	var okTokens, oks float64
+	var okTokens, oks, rejected float64
 	for lo := 0; lo < len(keys); {
 		hi := min(len(keys), lo+size)
 		if len(keys)-hi < size/2 {
 			hi = len(keys)
 		}
-		b := loadBucket{fails: map[string]int{}}
-		var nOK, nFail float64
+		b := loadBucket{fail: map[string]float64{}, failMs: map[string]float64{}, hiddenMs: map[string]float64{}}
+		var nOK float64
 		for _, k := range keys[lo:hi] {
 			a := reqs[k[0]].attempts[k[1]]
 			b.load += load[k]
 			switch {
-			case a.ok:
+			case a.served():
 				nOK++
 				b.okMs += a.endMs - a.startMs
 				okTokens += float64(a.tokens)
 				oks++
+				if !a.ok {
+					rejected++
+				}
 			case loadTriggers[a.trigger]:
-				nFail++
-				b.failMs += a.endMs - a.startMs
-				b.fails[a.trigger]++
+				b.fail[a.trigger]++
+				b.failMs[a.trigger] += a.endMs - a.startMs
+				b.hiddenMs[a.trigger] += a.hiddenMs
 			}
 		}
 		n := float64(hi - lo)
 		b.load /= n
-		b.fail = nFail / n
+		for t := range loadTriggers {
+			b.failMs[t] /= max(b.fail[t], 1)
+			b.hiddenMs[t] /= max(b.fail[t], 1)
+			b.fail[t] /= n
+		}
 		b.okMs /= max(nOK, 1)
-		b.failMs /= max(nFail, 1)
 		c.buckets = append(c.buckets, b)
 		lo = hi
 	}
 	if oks > 0 {
-		c.tokens = okTokens / oks
+		c.tokens, c.rejected = okTokens/oks, rejected/oks
 	}
+	// Load cannot make a server faster or shed less: where the recorded
+	// curve falls as load rises, something else varied with it (an
+	// incident fails attempts fast and so empties the server), and the
+	// buckets are pooled until each figure rises or holds.
+	for t := range loadTriggers {
+		monotone(c.buckets, func(b *loadBucket) float64 { return b.fail[t] }, func(b *loadBucket, v float64) { b.fail[t] = v })
+	}
+	monotone(c.buckets, func(b *loadBucket) float64 { return b.okMs }, func(b *loadBucket, v float64) { b.okMs = v })
 	return c
+}
+
+// monotone makes a figure of the buckets non-decreasing in load by pooling
+// adjacent violators (each bucket weighing the same, as they hold equal
+// counts).
+func monotone(bs []loadBucket, get func(*loadBucket) float64, set func(*loadBucket, float64)) {
+	type block struct {
+		sum float64
+		n   int
+	}
+	var blocks []block
+	for i := range bs {
+		blocks = append(blocks, block{get(&bs[i]), 1})
+		for len(blocks) > 1 {
+			a, b := blocks[len(blocks)-2], blocks[len(blocks)-1]
+			if a.sum/float64(a.n) <= b.sum/float64(b.n) {
+				break
+			}
+			blocks = append(blocks[:len(blocks)-2], block{a.sum + b.sum, a.n + b.n})
+		}
+	}
+	i := 0
+	for _, b := range blocks {
+		for range b.n {
+			set(&bs[i], b.sum/float64(b.n))
+			i++
+		}
+	}
 }
 
 // at interpolates the curve's bucket figures at load, clamped to the
@@ -174,51 +220,86 @@ func (c *loadCurve) nearest(load float64) loadBucket {
 func abs(v float64) float64 { return max(v, -v) }
 
 // adjust makes m, recorded attempt a of s, answer the load the previous
-// pass modeled: its duration scales as the route's successful attempts'
-// mean duration does between the recorded load and the modeled one, and
-// a load-driven failure turns into a success (or a success into one) with
-// the probability that makes the share of such failures follow the curve.
-// The draw is fixed per attempt, so passes agree. It reports whether m
-// changed.
+// pass modeled. A served attempt (a success, or an answer the caller
+// rejected) takes the change in the route's mean served duration between
+// the recorded load and the modeled one: queueing adds to the time to the
+// first byte, whatever the work. A load-driven failure turns into a served
+// attempt, or a served attempt into one, with the probability that keeps
+// the share of each kind of such failure on the curve; a failure turned
+// served is rejected as often as the request's served answers were (the
+// route's, if it was never served). When
+// the outcome changes, the recorded attempts after it no longer apply: the
+// rest of the request is drawn. The draw is fixed per attempt, so passes
+// agree. It reports whether m changed.
 func (fb *feedback) adjust(s *replayed, a recAttempt, m *modAttempt) bool {
 	key := [2]int{s.idx, m.rec}
 	c := fb.curves[a.route]
 	modeled, ok := fb.modeled[key]
-	if c == nil || !ok || a.trigger == "client_error" {
+	if c == nil || !ok || !(a.served() || loadTriggers[a.trigger]) {
 		return false
 	}
 	recorded := fb.recorded[key]
 	if modeled == recorded {
 		return false
 	}
-	failShare := func(b loadBucket) float64 { return b.fail }
-	pRec, pMod := c.at(recorded, failShare), c.at(modeled, failShare)
-	okRec, okMod := c.at(recorded, func(b loadBucket) float64 { return b.okMs }), c.at(modeled, func(b loadBucket) float64 { return b.okMs })
+	share := func(t string) func(loadBucket) float64 { return func(b loadBucket) float64 { return b.fail[t] } }
+	okMs := func(b loadBucket) float64 { return b.okMs }
+	okRec, okMod := c.at(recorded, okMs), c.at(modeled, okMs)
 	u := uniform(s.req.id, m.rec)
-	dur := a.endMs - a.startMs
-	switch {
-	case loadTriggers[a.trigger] && pMod < pRec && u < 1-pMod/pRec:
-		m.ok, m.trigger, m.tokens = true, "", int64(c.tokens)
-		dur = okMod
-	case a.ok && pMod > pRec && u < (pMod-pRec)/(1-pRec):
-		b := c.nearest(modeled)
-		m.ok, m.trigger, m.tokens = false, commonest(b.fails), 0
-		dur = b.failMs
-	case a.ok && okRec > 0:
-		dur *= okMod / okRec
+	if loadTriggers[a.trigger] {
+		pRec, pMod := c.at(recorded, share(a.trigger)), c.at(modeled, share(a.trigger))
+		if flip := 1 - pMod/pRec; pMod < pRec && u < flip {
+			m.ok, m.trigger, m.tokens = true, "", int64(c.tokens)
+			rejected := c.rejected
+			if served, n := s.req.verdicts(); served > 0 {
+				rejected = float64(n) / float64(served)
+			}
+			if u/flip < rejected {
+				m.ok, m.trigger = false, "rejected_output"
+			}
+			m.endMs, m.hiddenMs = m.startMs+okMod, 0
+			s.drawn = true
+		}
+		return true
 	}
-	m.endMs = m.startMs + dur
+	// Of the attempts served at the recorded load, the rise in the shares
+	// takes its part, each kind in proportion to its own rise.
+	okShare, rise := 1.0, 0.0
+	rises := map[string]float64{}
+	for _, t := range sortedTriggers() {
+		pRec, pMod := c.at(recorded, share(t)), c.at(modeled, share(t))
+		okShare -= pRec
+		if pMod > pRec {
+			rises[t] = pMod - pRec
+			rise += pMod - pRec
+		}
+	}
+	if okShare > 0 && u < rise/okShare {
+		t := ""
+		for _, k := range sortedTriggers() {
+			if t == "" && u < rises[k]/okShare {
+				t = k
+			}
+			u -= rises[k] / okShare
+		}
+		m.ok, m.trigger, m.tokens = false, t, 0
+		b := c.nearest(modeled)
+		m.endMs, m.hiddenMs = m.startMs+b.failMs[t], b.hiddenMs[t]
+		s.drawn = true
+		return true
+	}
+	m.endMs = m.startMs + max(0, a.endMs-a.startMs+okMod-okRec)
 	return true
 }
 
-func commonest(counts map[string]int) string {
-	best, n := "rate_limited", -1
-	for k, v := range counts {
-		if v > n || v == n && k < best {
-			best, n = k, v
-		}
+// sortedTriggers are the load triggers in a fixed order.
+func sortedTriggers() []string {
+	out := make([]string, 0, len(loadTriggers))
+	for t := range loadTriggers {
+		out = append(out, t)
 	}
-	return best
+	slices.Sort(out)
+	return out
 }
 
 // uniform is a fixed draw in [0, 1) for attempt i of a request.
@@ -251,8 +332,8 @@ func modeledLoads(reps []*replayed) map[[2]int]float64 {
 // feedback.
 func feedbackAssumptions() []string {
 	return []string{
-		"load feedback: per route, attempt latency and the share of load-driven failures (429 sheds, timeouts) follow their recorded relation to the attempts in flight at the attempt's start (counting the server's hidden work after the client gave up), fitted in ten buckets of equal count and interpolated, clamped to the loads recorded",
-		"an attempt's duration scales as the route's mean successful duration between its recorded load and the modeled one; a load-driven failure becomes a success, or a success one, with the probability that keeps the share on the curve; other failures stand",
+		"load feedback: per route, the mean duration of a served attempt and the share of each load-driven failure (429 sheds, timeouts) follow their recorded relation to the attempts in flight at the attempt's start (counting the server's hidden work after the client gave up), fitted in ten buckets of equal count, made non-decreasing in load (load never makes a server faster or shed less) and interpolated, clamped to the loads recorded",
+		"a served attempt takes the change in the mean served duration between its recorded load and the modeled one (queueing adds to the wait for the first byte); a load-driven failure becomes a served attempt, or a served one such a failure, with the probability that keeps each share on its curve; other failures stand; after such a change the rest of the request is drawn",
 		"the replay runs " + strconv.Itoa(feedbackPasses) + " more times, each on the load the previous one modeled",
 	}
 }

@@ -157,8 +157,8 @@ func assumptions() []string {
 		"no feedback: every recorded attempt keeps its outcome and duration, whatever load the policy removes or adds",
 		"an attempt the policy would not make is removed with the wait before it; the attempts after it start that much earlier",
 		"a request that stopped before its recorded cap stopped for a reason the policy keeps (not retryable, budget, deadline)",
-		"an attempt beyond the recorded cap is drawn from the segment's recorded attempts with the same tries that followed the same trigger (past the highest recorded try, the highest), with its outcome, duration, wait and tokens; a client error fails again",
-		"when the policy cuts an inner loop (SDK), the outer loop (app) retries at once: the request's own cut attempt gives the outcome and duration (unless the loop moves to another route), the segment's recorded outer retries the wait",
+		"an attempt the policy makes after cutting others comes at the moment of the first one it cut on the same route and meets what that one met (outcome, duration, tokens); its own moment passes to the attempts after it",
+		"an attempt no recorded moment covers (beyond the recorded cap, or an outer retry after a cut inner loop on another route) is drawn from the segment's recorded attempts with the same tries that followed the same trigger, among the 20 nearest in time (faults come in incidents), with its outcome, duration, wait and tokens; a client error fails again, and whether the caller accepts a served answer follows the request's own record",
 		"a retry budget counts successful attempts and retries of all clients together, in tumbling windows",
 	}
 }

@@ -31,6 +31,7 @@ type recAttempt struct {
 	tokens   int64
 	gapMs    float64 // start minus latestMs; 0 for the first
 	hiddenMs float64 // server time after the client abandoned it
+	atNs     int64   // its start, Unix ns
 }
 
 // recRequest is one recorded logical request.
@@ -77,7 +78,7 @@ func load(ctx context.Context, st *store.Store) ([]*recRequest, error) {
 			return nil, fmt.Errorf("request %s: %w", r.id, err)
 		}
 		a.startMs, a.endMs = msAfter(start, cur.startNs), msAfter(end, cur.startNs)
-		a.gapMs = gap.Float64
+		a.gapMs, a.atNs = gap.Float64, start
 		a.latestMs = a.startMs - a.gapMs
 		cur.attempts = append(cur.attempts, a)
 	}
@@ -101,4 +102,22 @@ func parseTries(s string, ordinal int) ([]int, error) {
 		out[i] = n
 	}
 	return out, nil
+}
+
+// served reports whether the server answered the attempt: it succeeded,
+// or the caller turned its answer down.
+func (a recAttempt) served() bool { return a.ok || a.trigger == "rejected_output" }
+
+// verdicts counts the request's served attempts and those of them whose
+// answer the caller turned down.
+func (r *recRequest) verdicts() (served, rejected int) {
+	for _, a := range r.attempts {
+		if a.served() {
+			served++
+			if !a.ok {
+				rejected++
+			}
+		}
+	}
+	return served, rejected
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/retryscope/retryscope/internal/store"
 )
@@ -44,9 +45,10 @@ type replayed struct {
 	shift   float64 // ms the kept attempts moved earlier than recorded
 	changed bool    // an attempt was removed or drawn
 	drawn   bool    // the recorded attempts no longer apply: the rest are drawn
-	// spare are the recorded attempts the policy cut at the end of the
-	// request, the request's own draws for the attempts it makes instead.
-	spare     []recAttempt
+	// spare are the recorded attempts the policy cut whose moment no
+	// attempt it made has taken yet: the request's own draws for the
+	// attempts it makes instead, in order.
+	spare     []int
 	rng       *rand.Rand
 	ok        bool
 	latencyMs float64
@@ -119,15 +121,36 @@ func runPass(reqs []*recRequest, policy Policy, opts Options, pl pools, fb *feed
 // recorded is recorded attempt i of s as the policy makes it: moved
 // earlier by what was removed before it, and, with feedback, answering
 // the modeled load.
-func (r *replayer) recorded(s *replayed, i int) modAttempt {
-	a := s.req.attempts[i]
-	m := modAttempt{rec: i, route: a.route, tries: a.tries, startMs: a.startMs - s.shift, endMs: a.endMs - s.shift, recEndMs: a.endMs,
-		ok: a.ok, trigger: a.trigger, tokens: a.tokens, hiddenMs: a.hiddenMs}
-	if r.feedback != nil && r.feedback.adjust(s, a, &m) {
+func (r *replayer) recorded(s *replayed, i int) modAttempt { return r.made(s, i, i) }
+
+// made is the attempt the policy makes where recorded attempt i of s
+// stands (its tries, route and the wait before it), with the outcome of
+// recorded attempt o on the same route: its outcome, duration, tokens and
+// hidden work. o is i unless the policy cut attempts before i: then the
+// attempt moves earlier, to the moment of the first one cut, and takes
+// what that moment gave. With feedback, it answers the modeled load.
+func (r *replayer) made(s *replayed, i, o int) modAttempt {
+	a, b := s.req.attempts[i], s.req.attempts[o]
+	m := modAttempt{rec: o, route: a.route, tries: a.tries, startMs: a.startMs - s.shift, recEndMs: a.endMs,
+		ok: b.ok, trigger: b.trigger, tokens: b.tokens, hiddenMs: b.hiddenMs}
+	m.endMs = m.startMs + b.endMs - b.startMs
+	if r.feedback != nil && r.feedback.adjust(s, b, &m) || i != o {
 		s.changed = true
 		s.shift += (a.endMs - a.startMs) - (m.endMs - m.startMs)
 	}
 	return m
+}
+
+// takeSpare removes and returns the first attempt the policy cut from s on
+// route, or -1.
+func (s *replayed) takeSpare(route string) int {
+	for k, o := range s.spare {
+		if s.req.attempts[o].route == route {
+			s.spare = slices.Delete(s.spare, k, k+1)
+			return o
+		}
+	}
+	return -1
 }
 
 func requestRNG(seed int64, id string) *rand.Rand {
@@ -182,18 +205,28 @@ func (r *replayer) nextAttempt(s *replayed, last modAttempt) (modAttempt, bool) 
 				}
 			}
 			s.changed = true
-			s.spare = append(s.spare, a)
+			s.spare = append(s.spare, s.next-1)
 			continue
 		}
-		s.spare = nil
 		if cut != cutNone {
 			// The removed attempts and the waits between them go; the
 			// wait before this one stays.
 			s.shift += max(0, a.latestMs-last.recEndMs)
 		}
-		return r.recorded(s, s.next-1), true
+		o := s.takeSpare(a.route)
+		if o < 0 {
+			return r.recorded(s, s.next-1), true
+		}
+		// This attempt comes at the moment of the first one cut on its
+		// route, and meets what it met; its own moment is left to the
+		// attempts after it.
+		s.spare = append(s.spare, s.next-1)
+		return r.made(s, s.next-1, o), true
 	}
-	if s.drawn {
+	if s.drawn || cut == cutNone && len(s.spare) > 0 {
+		// After a drawn attempt, or one that took a cut attempt's moment
+		// and so left moments of the request unused, the loops go on as
+		// the policy has them.
 		cut = cutDrawn
 	}
 	return r.draw(s, last, cut)

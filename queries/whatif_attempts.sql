@@ -21,6 +21,11 @@
 --                       (NULL for the first)
 --   tokens              its input and output tokens
 --   hidden_work_ms      server time after the client abandoned it
+--   retry_after_ms      the wait its answer asked for (Retry-After), 0
+--                       when none
+--   task_id             the request's task: its trace, or (task marker,
+--                       with the join marker joining the anchor span as s)
+--                       an attribute of its anchor span
 SELECT r.request_id,
        coalesce(r.service, '(unset)'), coalesce(r.operation, '(unset)'), coalesce(r.route, '(unset)'),
        r.start_ns, r.end_ns, r.latency_ms, r.outcome = 'ok',
@@ -28,7 +33,10 @@ SELECT r.request_id,
        a.start_ns, a.end_ns, coalesce(a.route, ''), a.outcome = 'ok', coalesce(a.trigger, ''),
        a.gap_before_ms,
        coalesce(a.input_tokens, 0) + coalesce(a.output_tokens, 0),
-       a.hidden_work_ms
+       a.hidden_work_ms,
+       coalesce(a.retry_after_s, 0) * 1000,
+       coalesce(/*task*/ r.trace_id)
 FROM requests r
 JOIN attempts a ON a.request_id = r.request_id
+/*join*/
 ORDER BY r.start_ns, r.request_id, a.ordinal

@@ -26,6 +26,22 @@ func keyOf(seg Segment, tries []int, after string) poolKey {
 type pools struct {
 	attempts map[poolKey][]recAttempt
 	caps     map[Segment]map[int][]int
+	// served are the durations of the served attempts by segment and
+	// route (sorted), and by route alone under an empty segment.
+	served map[Segment]map[string][]float64
+}
+
+// medianMs is the median duration of the segment's served attempts on
+// route (of the route's, if the segment has none there; 0 if it has none).
+func (p pools) medianMs(seg Segment, route string) float64 {
+	d := p.served[seg][route]
+	if len(d) == 0 {
+		d = p.served[Segment{}][route]
+	}
+	if len(d) == 0 {
+		return 0
+	}
+	return d[len(d)/2]
 }
 
 // nearWindow is how many recorded attempts, nearest in time, a draw
@@ -43,9 +59,17 @@ func nearInTime(pool []recAttempt, atNs int64, rng *rand.Rand) recAttempt {
 }
 
 func newPools(reqs []*recRequest) pools {
-	p := pools{attempts: map[poolKey][]recAttempt{}, caps: map[Segment]map[int][]int{}}
+	p := pools{attempts: map[poolKey][]recAttempt{}, caps: map[Segment]map[int][]int{}, served: map[Segment]map[string][]float64{}}
 	for _, r := range reqs {
 		for i, a := range r.attempts {
+			if a.served() {
+				for _, seg := range []Segment{r.seg, {}} {
+					if p.served[seg] == nil {
+						p.served[seg] = map[string][]float64{}
+					}
+					p.served[seg][a.route] = append(p.served[seg][a.route], a.endMs-a.startMs)
+				}
+			}
 			caps := p.recordedCaps(r.seg, len(a.tries))
 			for i, n := range a.tries {
 				caps[i] = max(caps[i], n)
@@ -60,6 +84,11 @@ func newPools(reqs []*recRequest) pools {
 	}
 	for _, pool := range p.attempts {
 		slices.SortStableFunc(pool, func(a, b recAttempt) int { return cmp.Compare(a.atNs, b.atNs) })
+	}
+	for _, byRoute := range p.served {
+		for _, d := range byRoute {
+			slices.Sort(d)
+		}
 	}
 	return p
 }
@@ -102,7 +131,7 @@ func (r *replayer) draw(s *replayed, last modAttempt, cut cutKind) (modAttempt, 
 		return modAttempt{}, false
 	}
 	pick := nearInTime(pool, s.req.startNs+int64(last.endMs*1e6), s.rng)
-	start := last.endMs + max(0, pick.gapMs)
+	start := last.endMs + r.rewait(s, tries, last, max(0, pick.gapMs))
 	if o := s.takeSpare(pick.route); o >= 0 {
 		// The request's own next attempt, which the policy cut, is the
 		// draw for this one: the same moment, the same request, the same
@@ -111,7 +140,7 @@ func (r *replayer) draw(s *replayed, last modAttempt, cut cutKind) (modAttempt, 
 		return r.spareAt(s, o, tries, start), true
 	}
 	next := modAttempt{rec: -1, route: pick.route, tries: tries, startMs: start, endMs: start + pick.endMs - pick.startMs,
-		ok: pick.ok, trigger: pick.trigger, tokens: pick.tokens, hiddenMs: pick.hiddenMs}
+		ok: pick.ok, trigger: pick.trigger, tokens: pick.tokens, hiddenMs: pick.hiddenMs, retryAfterMs: pick.retryAfterMs}
 	if last.trigger == "client_error" {
 		next.endMs = start + last.endMs - last.startMs
 		next.ok, next.trigger, next.tokens, next.hiddenMs = false, last.trigger, 0, last.hiddenMs
@@ -179,7 +208,7 @@ func (r *replayer) nextTries(seg Segment, last modAttempt, cut cutKind) ([]int, 
 func (r *replayer) spareAt(s *replayed, o int, tries []int, start float64) modAttempt {
 	b := s.req.attempts[o]
 	m := modAttempt{rec: o, route: b.route, tries: tries, startMs: start, endMs: start + b.endMs - b.startMs,
-		ok: b.ok, trigger: b.trigger, tokens: b.tokens, hiddenMs: b.hiddenMs}
+		ok: b.ok, trigger: b.trigger, tokens: b.tokens, hiddenMs: b.hiddenMs, retryAfterMs: b.retryAfterMs}
 	if r.feedback != nil {
 		r.feedback.adjust(s, b, &m)
 	}

@@ -124,6 +124,7 @@ func measure(reqs []*recRequest, reps []*replayed, policy Policy, withFeedback b
 		res.Model = "replay with load feedback"
 		res.Assumptions = append(feedbackAssumptions(), res.Assumptions[1:]...)
 	}
+	res.Assumptions = append(res.Assumptions, policy.assumptions()...)
 	if len(reqs) == 0 {
 		return res
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -12,7 +15,9 @@ import (
 )
 
 // Synopsis is `retryscope whatif --help`'s usage line and description.
-const Synopsis = `whatif [--db FILE] [--max-attempts N|app=N,sdk=M] [--retry-budget RATIO[,WINDOW,FLOOR]] [--no-retry-on TRIGGER,...] [--feedback] [--format table|json]
+const Synopsis = `whatif [--db FILE] [--policy FILE] [--max-attempts N|app=N,sdk=M] [--retry-budget RATIO[,WINDOW,FLOOR]]
+       [--per-task-budget N] [--deadline D] [--no-retry-on TRIGGER,...] [--backoff [LAYER=]KIND,BASE,CAP]
+       [--feedback] [--format table|json]
 
 Replay the recorded logical requests under another retry policy and print
 the figures it would have produced beside the recorded ones.`
@@ -24,6 +29,18 @@ const Examples = `
   retryscope whatif --retry-budget 0.1 --format json
   retryscope whatif --no-retry-on client_error
   retryscope whatif --max-attempts 1 --feedback
+  retryscope whatif --deadline 5s --backoff full-jitter,200ms,8s
+  retryscope whatif --per-task-budget 3 --task-key session.id
+  retryscope whatif --policy policy.txt --feedback
+
+A policy file holds the same settings, one "name: value" a line (the flag
+names without their dashes; # starts a comment), e.g.
+
+  max-attempts: app=2,sdk=3
+  retry-budget: 0.1,10s,5
+  backoff: full-jitter,200ms,8s
+
+Flags given on the command line override the file.
 
 Every modeled figure is a replay of the recorded requests: without
 --feedback, recorded attempts keep their outcome and duration; with it,
@@ -34,10 +51,13 @@ the figures.
 // Flags are the command line of a replay: the policy and the format.
 type Flags struct {
 	maxAttempts, budget, noRetryOn, format string
+	perTask, deadline, taskKey, policyFile string
+	backoff                                []string
 	seed                                   int64
 	feedback                               bool
 	policy                                 Policy
 	rebuild                                rebuild.Flags
+	fs                                     *pflag.FlagSet
 }
 
 // Register adds the flags to fs.
@@ -45,10 +65,55 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.maxAttempts, "max-attempts", "", `attempts per call, the first included: N (the innermost loop), or per loop "sdk=N", "app=N,sdk=M" (default: as recorded)`)
 	fs.StringVar(&f.budget, "retry-budget", "", "retries allowed per successful attempt: RATIO[,WINDOW,FLOOR], e.g. 0.1 or 0.1,10s,5 (default window 10s, floor 5; default: no budget)")
 	fs.StringVar(&f.noRetryOn, "no-retry-on", "", "triggers never retried, e.g. client_error,rate_limited (default: as recorded)")
+	fs.StringVar(&f.perTask, "per-task-budget", "", "retries each task may make in all, e.g. 3 (a task: a trace, or one --task-key value; default: no limit)")
+	fs.StringVar(&f.taskKey, "task-key", "", "anchor-span attribute naming the task a request belongs to, for --per-task-budget (default: its trace)")
+	fs.StringVar(&f.deadline, "deadline", "", "each request's deadline from its start, e.g. 5s: no retry starts that would end past it, taking the segment's median served attempt, and an attempt running at the deadline is cut (default: none)")
+	fs.StringArrayVar(&f.backoff, "backoff", nil, "waits before retries: [LAYER=]KIND,BASE,CAP with KIND fixed, full-jitter or decorrelated and LAYER sdk (the default) or app, e.g. full-jitter,200ms,8s; repeat for both layers (default: as recorded)")
+	fs.StringVar(&f.policyFile, "policy", "", `file of policy settings, one "name: value" a line (see Examples); flags override it`)
 	fs.BoolVar(&f.feedback, "feedback", false, "let the servers answer the load the policy offers: per route, attempt latency and 429/timeout failures follow their recorded relation to the attempts in flight")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the draws for attempts the recorded requests did not make")
 	fs.StringVar(&f.format, "format", "table", "output format: table or json")
 	f.rebuild.Register(fs)
+	f.fs = fs
+}
+
+// policyKeys are the settings a policy file may hold: the policy's flags.
+var policyKeys = []string{"max-attempts", "retry-budget", "per-task-budget", "task-key", "deadline", "no-retry-on", "backoff", "feedback"}
+
+// readPolicyFile sets, from the policy file, every policy flag not given
+// on the command line.
+func (f *Flags) readPolicyFile() error {
+	data, err := os.ReadFile(f.policyFile)
+	if err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	for _, k := range policyKeys {
+		given[k] = f.fs != nil && f.fs.Changed(k)
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		if j := strings.IndexByte(line, '#'); j >= 0 {
+			line = line[:j]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(line, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		switch {
+		case !ok:
+			return fmt.Errorf("%s:%d: want name: value, e.g. max-attempts: 2", f.policyFile, i+1)
+		case !slices.Contains(policyKeys, name):
+			return fmt.Errorf("%s:%d: unknown setting %q (want one of %s)", f.policyFile, i+1, name, strings.Join(policyKeys, ", "))
+		case given[name]:
+			continue
+		}
+		if err := f.fs.Set(name, value); err != nil {
+			return fmt.Errorf("%s:%d: %s: %w", f.policyFile, i+1, name, err)
+		}
+	}
+	return nil
 }
 
 // Check reads the flags into the policy and returns the options the
@@ -68,6 +133,11 @@ func (f *Flags) Check(args []string) (rebuild.Options, error) {
 
 func (f *Flags) checkPolicy() error {
 	var err error
+	if f.policyFile != "" {
+		if err := f.readPolicyFile(); err != nil {
+			return fmt.Errorf("--policy: %w", err)
+		}
+	}
 	if f.maxAttempts != "" {
 		if f.policy.Inner, f.policy.App, err = ParseMaxAttempts(f.maxAttempts); err != nil {
 			return fmt.Errorf("--max-attempts: %w", err)
@@ -83,12 +153,33 @@ func (f *Flags) checkPolicy() error {
 			return fmt.Errorf("--no-retry-on: %w", err)
 		}
 	}
+	if f.perTask != "" {
+		if f.policy.PerTaskBudget, err = ParsePerTaskBudget(f.perTask); err != nil {
+			return fmt.Errorf("--per-task-budget: %w", err)
+		}
+	}
+	if f.deadline != "" {
+		if f.policy.Deadline, err = ParseDeadline(f.deadline); err != nil {
+			return fmt.Errorf("--deadline: %w", err)
+		}
+	}
+	for _, s := range f.backoff {
+		layer, b, err := ParseBackoff(s)
+		if err != nil {
+			return fmt.Errorf("--backoff: %w", err)
+		}
+		if layer == "app" {
+			f.policy.AppBackoff = b
+		} else {
+			f.policy.InnerBackoff = b
+		}
+	}
 	return nil
 }
 
 // Run replays the requests of st under the policy and writes the result.
 func (f *Flags) Run(ctx context.Context, st *store.Store, w io.Writer) error {
-	res, err := Replay(ctx, st, f.policy, Options{Seed: f.seed, Feedback: f.feedback})
+	res, err := Replay(ctx, st, f.policy, Options{Seed: f.seed, Feedback: f.feedback, TaskKey: f.taskKey})
 	if err != nil {
 		return err
 	}

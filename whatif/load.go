@@ -32,6 +32,9 @@ type recAttempt struct {
 	gapMs    float64 // start minus latestMs; 0 for the first
 	hiddenMs float64 // server time after the client abandoned it
 	atNs     int64   // its start, Unix ns
+	// retryAfterMs is the wait its answer asked for (Retry-After), 0
+	// when none.
+	retryAfterMs float64
 }
 
 // recRequest is one recorded logical request.
@@ -43,11 +46,20 @@ type recRequest struct {
 	latencyMs float64
 	ok        bool
 	attempts  []recAttempt
+	task      string // its trace, or its --task-key value
 }
 
-// load reads every logical request with its attempts, in start order.
-func load(ctx context.Context, st *store.Store) ([]*recRequest, error) {
-	rows, err := st.Conn.QueryContext(ctx, queries.Get("whatif_attempts"))
+// load reads every logical request with its attempts, in start order; a
+// request's task is the value of the taskKey attribute of its anchor span
+// ("" for its trace).
+func load(ctx context.Context, st *store.Store, taskKey string) ([]*recRequest, error) {
+	text, args := queries.Get("whatif_attempts"), []any{}
+	if taskKey != "" {
+		text = strings.Replace(text, "/*task*/", "s.attributes[$1],", 1)
+		text = strings.Replace(text, "/*join*/", "LEFT JOIN spans s ON s.trace_id = r.trace_id AND s.span_id = r.span_id", 1)
+		args = append(args, taskKey)
+	}
+	rows, err := st.Conn.QueryContext(ctx, text, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read attempts: %w", err)
 	}
@@ -64,7 +76,7 @@ func load(ctx context.Context, st *store.Store) ([]*recRequest, error) {
 			gap        sql.NullFloat64
 		)
 		if err := rows.Scan(&r.id, &r.seg.Service, &r.seg.Operation, &r.seg.Route, &r.startNs, &r.endNs, &r.latencyMs, &r.ok,
-			&ordinal, &tries, &start, &end, &a.route, &a.ok, &a.trigger, &gap, &a.tokens, &a.hiddenMs); err != nil {
+			&ordinal, &tries, &start, &end, &a.route, &a.ok, &a.trigger, &gap, &a.tokens, &a.hiddenMs, &a.retryAfterMs, &r.task); err != nil {
 			return nil, fmt.Errorf("read attempts: %w", err)
 		}
 		if cur == nil || cur.id != r.id {

@@ -3,6 +3,7 @@ package whatif
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,93 @@ type Policy struct {
 	// Budget, when set, allows retries only up to Budget.Ratio per
 	// successful attempt in tumbling windows.
 	Budget *Budget
+	// PerTaskBudget, when above 0, allows each task (the requests of one
+	// trace, or of one --task-key value) that many retries in all.
+	PerTaskBudget int
+	// Deadline, when above 0, is every request's deadline from its start:
+	// a retry that would end past it, taking as long as the segment's
+	// median served attempt on its route, is not started, and an attempt
+	// still running at the deadline is cut there.
+	Deadline time.Duration
+	// InnerBackoff and AppBackoff, when set, replace the waits before the
+	// retries of the innermost loop and of the loop around it.
+	InnerBackoff, AppBackoff *Backoff
+}
+
+// Backoff is a retry loop's wait before retry n (n from 1).
+type Backoff struct {
+	Kind      string // fixed, full-jitter or decorrelated
+	Base, Cap time.Duration
+}
+
+// BackoffKinds are the strategies a Backoff names.
+var BackoffKinds = []string{"fixed", "full-jitter", "decorrelated"}
+
+// waitMs draws the wait before retry n of a loop whose previous wait was
+// prevMs (0 before the first): fixed waits Base; full jitter
+// U(0, min(Cap, Base·2^(n-1))); decorrelated min(Cap, U(Base, 3·previous))
+// with the previous at least Base.
+func (b *Backoff) waitMs(n int, prevMs float64, rng *rand.Rand) float64 {
+	base, capMs := ms(b.Base), ms(b.Cap)
+	switch b.Kind {
+	case "fixed":
+		return min(base, capMs)
+	case "full-jitter":
+		return rng.Float64() * min(capMs, base*math.Pow(2, float64(n-1)))
+	default:
+		prev := max(prevMs, base)
+		return min(capMs, base+rng.Float64()*(3*prev-base))
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func (b *Backoff) String() string { return fmt.Sprintf("%s,%s,%s", b.Kind, b.Base, b.Cap) }
+
+// ParseBackoff reads --backoff [LAYER=]KIND,BASE,CAP, e.g.
+// "full-jitter,200ms,8s" (the innermost loop) or "app=fixed,1s,1s"; it
+// returns the layer, sdk or app.
+func ParseBackoff(s string) (layer string, b *Backoff, err error) {
+	layer, spec, named := strings.Cut(s, "=")
+	if !named {
+		layer, spec = "sdk", s
+	}
+	if layer != "sdk" && layer != "app" {
+		return "", nil, fmt.Errorf("backoff %q: unknown layer %q (want sdk or app)", s, layer)
+	}
+	parts := strings.Split(spec, ",")
+	if len(parts) != 3 {
+		return "", nil, fmt.Errorf("backoff %q: want [LAYER=]KIND,BASE,CAP, e.g. full-jitter,200ms,8s", s)
+	}
+	b = &Backoff{Kind: parts[0]}
+	if !slices.Contains(BackoffKinds, b.Kind) {
+		return "", nil, fmt.Errorf("backoff %q: unknown kind %q (want %s)", s, b.Kind, strings.Join(BackoffKinds, ", "))
+	}
+	if b.Base, err = time.ParseDuration(parts[1]); err != nil || b.Base < 0 {
+		return "", nil, fmt.Errorf("backoff %q: the base must be a duration of at least 0, e.g. 200ms", s)
+	}
+	if b.Cap, err = time.ParseDuration(parts[2]); err != nil || b.Cap < b.Base {
+		return "", nil, fmt.Errorf("backoff %q: the cap must be a duration of at least the base, e.g. 8s", s)
+	}
+	return layer, b, nil
+}
+
+// ParsePerTaskBudget reads --per-task-budget N.
+func ParsePerTaskBudget(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("per-task budget %q: want a whole number of retries, at least 1 (for none, --max-attempts 1)", s)
+	}
+	return n, nil
+}
+
+// ParseDeadline reads --deadline D, e.g. "5s".
+func ParseDeadline(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("deadline %q: want a duration above 0, e.g. 5s", s)
+	}
+	return d, nil
 }
 
 // Budget is a retry budget shared by all clients: in each window, retries
@@ -128,10 +216,38 @@ func (p Policy) String() string {
 	if len(p.NoRetryOn) > 0 {
 		parts = append(parts, "--no-retry-on "+strings.Join(p.NoRetryOn, ","))
 	}
+	if p.PerTaskBudget > 0 {
+		parts = append(parts, fmt.Sprintf("--per-task-budget %d", p.PerTaskBudget))
+	}
+	if p.Deadline > 0 {
+		parts = append(parts, fmt.Sprintf("--deadline %s", p.Deadline))
+	}
+	if p.InnerBackoff != nil {
+		parts = append(parts, "--backoff "+p.InnerBackoff.String())
+	}
+	if p.AppBackoff != nil {
+		parts = append(parts, "--backoff app="+p.AppBackoff.String())
+	}
 	if len(parts) == 0 {
 		return "recorded"
 	}
 	return strings.Join(parts, " ")
+}
+
+// assumptions are what replaying the policy's own settings takes for
+// granted.
+func (p Policy) assumptions() []string {
+	var out []string
+	if p.PerTaskBudget > 0 {
+		out = append(out, "a per-task budget counts the retries of every request of a task (its trace, or its --task-key value) in the order the replay makes them")
+	}
+	if p.Deadline > 0 {
+		out = append(out, "a deadline-aware client knows the segment's recorded attempts: it does not start a retry whose start plus their median served duration on its route passes the deadline, and fails at once; the first attempt always starts, and one still running at the deadline is cancelled there (its server works on)")
+	}
+	if p.InnerBackoff != nil || p.AppBackoff != nil {
+		out = append(out, "the policy's backoff replaces the recorded wait before each retry of the loop it names, never shorter than the Retry-After the failure asked for; the attempt keeps its recorded outcome and duration")
+	}
+	return out
 }
 
 // retries reports whether the policy retries a failure with this trigger.

@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -73,5 +74,49 @@ func TestPolicyWithin(t *testing.T) {
 	}
 	if s := (Policy{}).String(); s != "recorded" {
 		t.Errorf("the zero policy reads %q", s)
+	}
+}
+
+func TestParseBackoff(t *testing.T) {
+	for _, c := range []struct {
+		in, layer string
+		want      Backoff
+		err       bool
+	}{
+		{"full-jitter,200ms,8s", "sdk", Backoff{"full-jitter", 200 * time.Millisecond, 8 * time.Second}, false},
+		{"app=fixed,1s,1s", "app", Backoff{"fixed", time.Second, time.Second}, false},
+		{"sdk=decorrelated,100ms,2s", "sdk", Backoff{"decorrelated", 100 * time.Millisecond, 2 * time.Second}, false},
+		{"web=fixed,1s,1s", "", Backoff{}, true},
+		{"fixed,1s", "", Backoff{}, true},
+		{"exponential,1s,2s", "", Backoff{}, true},
+		{"fixed,2s,1s", "", Backoff{}, true},
+		{"fixed,-1s,1s", "", Backoff{}, true},
+	} {
+		layer, b, err := ParseBackoff(c.in)
+		if (err != nil) != c.err || layer != c.layer || (err == nil && *b != c.want) {
+			t.Errorf("ParseBackoff(%q) = %q, %+v, %v; want %q, %+v, error %v", c.in, layer, b, err, c.layer, c.want, c.err)
+		}
+	}
+}
+
+// TestBackoffWaits: each kind waits what it says, within its bounds.
+func TestBackoffWaits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	fixed := Backoff{"fixed", 300 * time.Millisecond, time.Second}
+	full := Backoff{"full-jitter", 100 * time.Millisecond, 500 * time.Millisecond}
+	dec := Backoff{"decorrelated", 100 * time.Millisecond, 2 * time.Second}
+	prev := 0.0
+	for n := 1; n <= 6; n++ {
+		if w := fixed.waitMs(n, 0, rng); w != 300 {
+			t.Errorf("fixed retry %d: %v ms", n, w)
+		}
+		if w, hi := full.waitMs(n, 0, rng), min(500, 100*float64(int(1)<<(n-1))); w < 0 || w > hi {
+			t.Errorf("full jitter retry %d: %v ms, want 0..%v", n, w, hi)
+		}
+		w := dec.waitMs(n, prev, rng)
+		if w < 100 || w > min(2000, 3*max(prev, 100)) {
+			t.Errorf("decorrelated retry %d after %v: %v ms", n, prev, w)
+		}
+		prev = w
 	}
 }

@@ -20,6 +20,9 @@ type Options struct {
 	// timeouts) follow the relation recorded between them and the
 	// attempts in flight.
 	Feedback bool
+	// TaskKey names the anchor-span attribute whose value is a request's
+	// task, for a per-task budget; "" makes each trace a task.
+	TaskKey string
 }
 
 // modAttempt is one attempt of the modeled request; times are ms after the
@@ -34,6 +37,7 @@ type modAttempt struct {
 	ok             bool
 	trigger        string
 	tokens         int64
+	retryAfterMs   float64 // the wait its answer asked for
 }
 
 // replayed is one logical request under the policy.
@@ -52,6 +56,9 @@ type replayed struct {
 	rng       *rand.Rand
 	ok        bool
 	latencyMs float64
+	// sleeps are the policy's latest waits in the innermost loop and in
+	// the loop around it, for a decorrelated backoff.
+	sleeps [2]float64
 }
 
 // replayer runs every request's attempts in time order, so that a retry
@@ -60,8 +67,11 @@ type replayer struct {
 	policy Policy
 	pools  pools
 	budget *budgetState
-	queue  endQueue
-	seq    uint64
+	// taskRetries counts the retries each task made, for a per-task
+	// budget.
+	taskRetries map[string]int
+	queue       endQueue
+	seq         uint64
 	// feedback, when set, makes recorded attempts answer the modeled load.
 	feedback *feedback
 }
@@ -73,7 +83,7 @@ type replayer struct {
 // the segment's recorded attempts with the same tries. With
 // opts.Feedback, recorded attempts also answer the load the policy offers.
 func Replay(ctx context.Context, st *store.Store, policy Policy, opts Options) (*Result, error) {
-	reqs, err := load(ctx, st)
+	reqs, err := load(ctx, st, opts.TaskKey)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +110,7 @@ func replay(reqs []*recRequest, policy Policy, opts Options) *Result {
 // runPass replays every request once; with fb, each recorded attempt's
 // outcome and duration answer the load the previous pass modeled.
 func runPass(reqs []*recRequest, policy Policy, opts Options, pl pools, fb *feedback) []*replayed {
-	r := &replayer{policy: policy, pools: pl, feedback: fb}
+	r := &replayer{policy: policy, pools: pl, feedback: fb, taskRetries: map[string]int{}}
 	if policy.Budget != nil {
 		r.budget = &budgetState{Budget: *policy.Budget}
 	}
@@ -132,7 +142,7 @@ func (r *replayer) recorded(s *replayed, i int) modAttempt { return r.made(s, i,
 func (r *replayer) made(s *replayed, i, o int) modAttempt {
 	a, b := s.req.attempts[i], s.req.attempts[o]
 	m := modAttempt{rec: o, route: a.route, tries: a.tries, startMs: a.startMs - s.shift, recEndMs: a.endMs,
-		ok: b.ok, trigger: b.trigger, tokens: b.tokens, hiddenMs: b.hiddenMs}
+		ok: b.ok, trigger: b.trigger, tokens: b.tokens, hiddenMs: b.hiddenMs, retryAfterMs: b.retryAfterMs}
 	m.endMs = m.startMs + b.endMs - b.startMs
 	if r.feedback != nil && r.feedback.adjust(s, b, &m) || i != o {
 		s.changed = true
@@ -159,10 +169,18 @@ func requestRNG(seed int64, id string) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed), h.Sum64()))
 }
 
-// push schedules the end of s's last kept attempt.
+// push schedules the end of s's last kept attempt, cut at the deadline if
+// it runs past it.
 func (r *replayer) push(s *replayed) {
 	r.seq++
-	last := s.kept[len(s.kept)-1]
+	last := &s.kept[len(s.kept)-1]
+	if d := ms(r.policy.Deadline); d > 0 && last.endMs > d {
+		// The client cancels the attempt; the server works on.
+		last.hiddenMs += last.endMs - max(d, last.startMs)
+		last.endMs = max(d, last.startMs)
+		last.ok, last.trigger, last.tokens, last.retryAfterMs = false, "timeout", 0, 0
+		s.changed = true
+	}
 	heap.Push(&r.queue, endEvent{atNs: s.req.startNs + int64(last.endMs*1e6), seq: r.seq, s: s})
 }
 
@@ -178,15 +196,53 @@ func (r *replayer) attemptEnded(s *replayed, nowNs int64) {
 		return
 	}
 	next, ok := r.nextAttempt(s, last)
-	if !ok || (r.budget != nil && !r.budget.allowRetry(nowNs)) {
-		if ok {
-			s.changed = true
-		}
+	if ok && !r.admits(s, next, nowNs) {
+		ok, s.changed = false, true
+	}
+	if !ok {
 		r.finish(s)
 		return
 	}
 	s.kept = append(s.kept, next)
 	r.push(s)
+}
+
+// admits reports whether the policy lets s make the retry next now: it
+// could finish before the deadline, taking as long as the segment's median
+// served attempt on its route; its task has retries left; the retry
+// budget allows it. A retry admitted is counted against the budgets.
+func (r *replayer) admits(s *replayed, next modAttempt, nowNs int64) bool {
+	if d := ms(r.policy.Deadline); d > 0 && next.startMs+r.pools.medianMs(s.req.seg, next.route) > d {
+		return false
+	}
+	if n := r.policy.PerTaskBudget; n > 0 && r.taskRetries[s.req.task] >= n {
+		return false
+	}
+	if r.budget != nil && !r.budget.allowRetry(nowNs) {
+		return false
+	}
+	r.taskRetries[s.req.task]++
+	return true
+}
+
+// rewait is the policy's wait before the retry with these tries after
+// last, or recorded when the policy keeps the loop's own waits. A wait
+// is never shorter than the Retry-After the failure asked for.
+func (r *replayer) rewait(s *replayed, tries []int, last modAttempt, recorded float64) float64 {
+	layer, n := 0, tries[len(tries)-1]-1
+	if len(tries) > 1 && n == 0 {
+		layer, n = 1, tries[0]-1
+	}
+	b := r.policy.InnerBackoff
+	if layer == 1 {
+		b = r.policy.AppBackoff
+	}
+	if b == nil || n < 1 {
+		return recorded
+	}
+	w := b.waitMs(n, s.sleeps[layer], s.rng)
+	s.sleeps[layer] = w
+	return max(w, last.retryAfterMs)
 }
 
 // nextAttempt is the recorded attempt the policy makes next, or one drawn
@@ -212,6 +268,12 @@ func (r *replayer) nextAttempt(s *replayed, last modAttempt) (modAttempt, bool) 
 			// The removed attempts and the waits between them go; the
 			// wait before this one stays.
 			s.shift += max(0, a.latestMs-last.recEndMs)
+		}
+		if a.gapMs > 0 {
+			if w := r.rewait(s, a.tries, last, a.gapMs); w != a.gapMs {
+				s.shift += a.gapMs - w
+				s.changed = true
+			}
 		}
 		o := s.takeSpare(a.route)
 		if o < 0 {
@@ -277,6 +339,9 @@ func (r *replayer) finish(s *replayed) {
 		s.ok = s.ok || a.ok
 	}
 	s.latencyMs = end + closing
+	if d := ms(r.policy.Deadline); d > 0 && !s.ok {
+		s.latencyMs = min(s.latencyMs, max(d, end))
+	}
 }
 
 // endEvent is the end of a request's latest attempt.

@@ -196,7 +196,16 @@ type Policy struct {
 	// retrying a client error (4xx); the rest of a naive client stays
 	// naive (it still ignores Retry-After).
 	NoRetry4xx bool
+	// DeadlineAdmit, with Config.Deadline, makes clients deadline-aware: a
+	// retry is not started when it would end past the deadline, were it
+	// to take as long as the median of its latest served attempts on the
+	// route (AdmitWindow of them, of its service and model) did.
+	DeadlineAdmit bool
 }
+
+// AdmitWindow is how many of a route's latest successful attempts a
+// deadline-aware client takes the median of.
+const AdmitWindow = 200
 
 // DefaultPolicy is full jitter with three attempts per call.
 func DefaultPolicy() Policy {

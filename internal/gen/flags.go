@@ -42,6 +42,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 	fs.DurationVar(&c.Deadline, "deadline", 0, "explicit shape: an overall deadline per request, stated as "+DeadlineAttribute+" (0: none)")
 	fs.Float64Var(&c.AbandonStreams, "abandon-streams", 0, "share of streamed requests whose client stops reading part-way and cancels (0: none)")
 	fs.BoolVar(&c.Policy.NoRetry4xx, "no-retry-4xx", false, "no client retries a client error (4xx), naive ones included")
+	fs.BoolVar(&c.Policy.DeadlineAdmit, "deadline-admit", false, "with --deadline: no retry starts that would end past the deadline, taking the median of the route's latest served attempts")
 	fs.BoolVar(&c.CRN, "crn", false, "common random numbers: attempt n of request i draws from a stream of its own, so the same seed under another policy meets the same faults")
 	fs.IntVar(&c.BatchSpans, "batch-spans", c.BatchSpans, "spans per exported batch (one JSON line or proto message)")
 

@@ -36,6 +36,9 @@ func (r *simRequest) pathologies(a *attempt) {
 	}
 	if dl := r.start + r.deadline; r.deadline > 0 && a.end > dl {
 		// The deadline cancels the attempt in flight.
+		if a.fault == faultNone {
+			a.uncutMs = float64(a.end-a.start) / 1e6
+		}
 		a.fault, a.end, a.httpStatus, a.retryAfterS = faultTimeout, dl, 0, 0
 		if a.firstToken >= dl {
 			a.firstToken = 0
@@ -65,7 +68,20 @@ func (s *simulation) endedByPathology(r *simRequest, a *attempt, now int64) bool
 // deadline, so the wait before it is cut short there and the request fails.
 func (s *simulation) pastDeadline(r *simRequest, a *attempt, t int64) bool {
 	dl := r.start + r.deadline
-	if r.deadline == 0 || t < dl {
+	if r.deadline == 0 {
+		return false
+	}
+	if s.cfg.Policy.DeadlineAdmit && float64(dl-t) < s.served.median(r.clientKey(a))*1e6 {
+		// A deadline-aware client does not start a retry that cannot
+		// finish in time, nor wait for it: the request fails when the
+		// attempt before it ended.
+		if n := len(r.waits); n > 0 && r.waits[n-1].after == a {
+			r.waits = r.waits[:n-1]
+		}
+		s.finish(r, a, false, "deadline", a.end)
+		return true
+	}
+	if t < dl {
 		return false
 	}
 	for i := range r.waits {

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // faultKind is what happened to one attempt.
@@ -28,10 +29,13 @@ func (f faultKind) trigger() string {
 
 // attempt is one physical try. Times are nanoseconds after Config.Start.
 type attempt struct {
-	try         []int // 1-based try number per layer, outermost first
-	route       *route
-	start, end  int64 // client side: sent .. response, failure or abandonment
-	reached     bool  // the server saw it (and emits a SERVER span)
+	try        []int // 1-based try number per layer, outermost first
+	route      *route
+	start, end int64 // client side: sent .. response, failure or abandonment
+	// uncutMs is how long a served attempt the deadline cut would have
+	// taken; 0 when the deadline cut nothing served.
+	uncutMs     float64
+	reached     bool // the server saw it (and emits a SERVER span)
 	serverStart int64
 	serverEnd   int64
 	fault       faultKind
@@ -199,6 +203,7 @@ type simulation struct {
 	queue  eventQueue
 	seq    uint64
 	budget *retryBudget
+	served servedWindows // Policy.DeadlineAdmit
 	// flight counts attempts in flight when Config.FlightBucket is set.
 	flight *flightCounter
 }
@@ -292,6 +297,12 @@ func (s *simulation) endAttempt(r *simRequest, a *attempt, now int64) {
 	}
 	a.ended = true
 	s.flightChange(r, a, now, -1)
+	switch {
+	case a.fault == faultNone:
+		s.served.add(r.clientKey(a), float64(a.end-a.start)/1e6)
+	case a.uncutMs > 0:
+		s.served.add(r.clientKey(a), a.uncutMs)
+	}
 	if a.fault == faultNone && r.evaluator && r.rng.Float64() < r.rejectProb {
 		a.fault = faultRejected
 	}
@@ -499,4 +510,38 @@ func (b *retryBudget) allowRetry(now int64) bool {
 	}
 	b.retries++
 	return true
+}
+
+// servedWindows hold, per client (service and model) and route, the
+// durations of the latest served attempts, at most AdmitWindow, oldest
+// first (Policy.DeadlineAdmit); an answer the deadline cut counts with the
+// time it would have taken, so that the estimate is the client's history
+// of the route, not one the deadline truncates.
+type servedWindows map[string][]float64
+
+// clientKey names the client and route of an attempt.
+func (r *simRequest) clientKey(a *attempt) string {
+	return r.service + "|" + r.model + "|" + a.route.host
+}
+
+func (w *servedWindows) add(key string, ms float64) {
+	if *w == nil {
+		*w = servedWindows{}
+	}
+	d := (*w)[key]
+	if len(d) == AdmitWindow {
+		d = d[1:]
+	}
+	(*w)[key] = append(d, ms)
+}
+
+// median is the median of the latest served attempts' durations, 0
+// before the first.
+func (w servedWindows) median(key string) float64 {
+	d := slices.Clone(w[key])
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	return d[len(d)/2]
 }

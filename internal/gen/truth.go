@@ -81,6 +81,7 @@ type Params struct {
 	DeadlineMs     float64 `json:"deadline_ms,omitempty"`
 	AbandonStreams float64 `json:"abandon_streams,omitempty"`
 	NoRetry4xx     bool    `json:"no_retry_4xx,omitempty"`
+	DeadlineAdmit  bool    `json:"deadline_admit,omitempty"`
 	CRN            bool    `json:"crn,omitempty"`
 }
 
@@ -175,7 +176,7 @@ func paramsOf(cfg Config) Params {
 		BaseMs: msOf(p.Base), CapMs: msOf(p.Cap), NaiveShare: p.NaiveShare, Budget: p.Budget, HedgeDelayMs: msOf(p.HedgeDelay),
 		Nested: cfg.Nested, StreamShare: cfg.StreamShare,
 		Experiment: cfg.Experiment, Counterfactual: cfg.Counterfactual, BigInputs: cfg.BigInputs, SplitWorkers: cfg.SplitWorkers,
-		DeadlineMs: msOf(cfg.Deadline), AbandonStreams: cfg.AbandonStreams, NoRetry4xx: p.NoRetry4xx, CRN: cfg.CRN}
+		DeadlineMs: msOf(cfg.Deadline), AbandonStreams: cfg.AbandonStreams, NoRetry4xx: p.NoRetry4xx, DeadlineAdmit: p.DeadlineAdmit, CRN: cfg.CRN}
 	if pa := cfg.Pathologies.String(); pa != "none" {
 		params.Pathologies = pa
 	}

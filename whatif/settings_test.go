@@ -1,0 +1,160 @@
+package whatif
+
+import (
+	"testing"
+	"time"
+
+	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/testkit/workload"
+)
+
+// request builds a recorded request of one loop from its attempts'
+// outcomes ("" for a success, else a trigger), each 100 ms long with 50 ms
+// between them.
+func request(id, task string, startNs int64, outcomes ...string) *recRequest {
+	r := &recRequest{id: id, task: task, startNs: startNs, seg: Segment{"svc", "op", "route"}}
+	at := 0.0
+	for i, o := range outcomes {
+		a := recAttempt{tries: []int{i + 1}, startMs: at, endMs: at + 100, route: "route", ok: o == "", trigger: o, atNs: startNs + int64(at*1e6)}
+		if i > 0 {
+			a.gapMs, a.latestMs = 50, at-50
+		}
+		r.attempts = append(r.attempts, a)
+		at += 150
+	}
+	r.latencyMs = at - 50
+	r.endNs = startNs + int64(r.latencyMs*1e6)
+	r.ok = outcomes[len(outcomes)-1] == ""
+	return r
+}
+
+// TestPerTaskBudget: task a's three requests each need one retry, task b's
+// one needs two. With two retries per task, a's third request (the last
+// to fail) is not retried and fails; b's makes both.
+func TestPerTaskBudget(t *testing.T) {
+	s := int64(time.Second)
+	reqs := []*recRequest{
+		request("a1", "a", 1*s, "server_error", ""),
+		request("b1", "b", 2*s, "timeout", "timeout", ""),
+		request("a2", "a", 3*s, "rate_limited", ""),
+		request("a3", "a", 4*s, "server_error", ""),
+	}
+	res := replay(reqs, Policy{PerTaskBudget: 2}, Options{Seed: 1})
+	if m := res.Overall.Modeled; m.Attempts != 8 || m.FinalFailureRate != 0.25 {
+		t.Errorf("modeled %d attempts, final failure %.2f; want 8 and 0.25", m.Attempts, m.FinalFailureRate)
+	}
+	if res := replay(reqs, Policy{PerTaskBudget: 3}, Options{Seed: 1}); res.Overall.Modeled.Attempts != 9 {
+		t.Errorf("with 3 retries a task, %d attempts; want all 9", res.Overall.Modeled.Attempts)
+	}
+}
+
+// TestDeadlineCutsAndAdmits: with a 260 ms deadline, a retry starting at
+// 150 ms that takes the segment's median served attempt (100 ms) ends in
+// time and is made; one at 300 ms is past it and is not. An attempt
+// running at the deadline is cut there.
+func TestDeadlineCutsAndAdmits(t *testing.T) {
+	reqs := []*recRequest{
+		request("ok-on-retry", "", 0, "server_error", ""),
+		request("late", "", int64(time.Second), "server_error", "server_error", ""),
+	}
+	res := replay(reqs, Policy{Deadline: 260 * time.Millisecond}, Options{Seed: 1})
+	if m := res.Overall.Modeled; m.Attempts != 4 || m.FinalFailureRate != 0.5 {
+		t.Errorf("modeled %d attempts, final failure %.2f; want 4 and 0.5", m.Attempts, m.FinalFailureRate)
+	}
+	for _, s := range runPass(reqs, Policy{Deadline: 50 * time.Millisecond}, Options{Seed: 1}, newPools(reqs), nil) {
+		if len(s.kept) != 1 || s.ok || s.latencyMs != 50 || s.kept[0].trigger != "timeout" {
+			t.Errorf("50 ms deadline, request %s: %d attempts, ok %v, %v ms, trigger %q; want 1 timeout at 50 ms",
+				s.req.id, len(s.kept), s.ok, s.latencyMs, s.kept[0].trigger)
+		}
+	}
+}
+
+// TestBackoffRewaits: a fixed 10 ms backoff replaces the recorded 50 ms
+// waits, so a request of three attempts ends 80 ms earlier.
+func TestBackoffRewaits(t *testing.T) {
+	reqs := []*recRequest{request("r", "", 0, "server_error", "server_error", "")}
+	s := runPass(reqs, Policy{InnerBackoff: &Backoff{"fixed", 10 * time.Millisecond, time.Second}}, Options{Seed: 1}, newPools(reqs), nil)[0]
+	if len(s.kept) != 3 || !s.ok || s.latencyMs != 320 {
+		t.Errorf("modeled %d attempts, ok %v, latency %v ms; want 3, true and 320", len(s.kept), s.ok, s.latencyMs)
+	}
+}
+
+// explicitCalm is a calm workload of explicit-shape requests (the shape
+// gen gives a deadline) with common random numbers.
+func explicitCalm(change func(*gen.Config)) gen.Config {
+	cfg := gen.DefaultConfig()
+	cfg.Requests, cfg.Shapes, cfg.CRN = 3000, []gen.Shape{gen.ShapeExplicit}, true
+	cfg.Faults.ClientError, cfg.Policy.NaiveShare = 0.03, 0.3
+	change(&cfg)
+	return cfg
+}
+
+// TestPredictsBackoffAndRaisedCap: the replay predicts the re-run with
+// another backoff (the waits the policy draws, the outcomes recorded) and
+// with a raised cap (the attempts past it drawn from the segment's near
+// in time).
+func TestPredictsBackoffAndRaisedCap(t *testing.T) {
+	recorded, _ := workload.Rebuilt(t, explicitCalm(func(*gen.Config) {}))
+	for _, c := range []struct {
+		name    string
+		policy  Policy
+		rerun   func(*gen.Config)
+		failRel float64
+	}{
+		{"fixed backoff", Policy{InnerBackoff: &Backoff{"fixed", 200 * time.Millisecond, 8 * time.Second}},
+			func(c *gen.Config) { c.Policy.Kind = gen.PolicyFixed }, 0.05},
+		{"decorrelated backoff", Policy{InnerBackoff: &Backoff{"decorrelated", 200 * time.Millisecond, 8 * time.Second}},
+			func(c *gen.Config) { c.Policy.Kind = gen.PolicyDecorrelated }, 0.05},
+		// Past the recorded cap the draws come from requests that failed
+		// twice already, a harder lot than the re-run's: 10%.
+		{"cap 3→5", Policy{Inner: 5}, func(c *gen.Config) { c.Policy.MaxAttempts = 5 }, 0.10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rerun, _ := workload.Rebuilt(t, explicitCalm(c.rerun))
+			want := replayOf(t, rerun, Policy{}).Overall.Recorded
+			checkPrediction(t, c.name, replayOf(t, recorded, c.policy).Overall.Modeled, want, c.failRel, 0.005, 0.10)
+		})
+	}
+}
+
+// TestPredictsDeadline: gen's deadline-aware clients (--deadline-admit)
+// skip a retry that their latest served attempts say cannot finish in
+// time; the replay with --deadline and feedback (the load the skipped
+// retries no longer offer makes the attempts left faster) predicts them.
+// gen's clients learn their routes from their first answers, so the
+// requests of the first minute are left out of the comparison.
+func TestPredictsDeadline(t *testing.T) {
+	recorded, _ := workload.Rebuilt(t, explicitCalm(func(*gen.Config) {}))
+	reqs, err := load(t.Context(), recorded, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := reqs[0].startNs + int64(time.Minute)
+	for _, d := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+		st, _ := workload.Rebuilt(t, explicitCalm(func(c *gen.Config) { c.Deadline, c.Policy.DeadlineAdmit = d, true }))
+		rerun, err := load(t.Context(), st, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []outcome
+		for _, r := range rerun {
+			if r.startNs >= from {
+				want = append(want, recordedOutcome(r))
+			}
+		}
+		pl := newPools(reqs)
+		out := runPass(reqs, Policy{Deadline: d}, Options{Seed: 1}, pl, nil)
+		fb := fitFeedback(reqs)
+		for range feedbackPasses {
+			fb.modeled = modeledLoads(out)
+			out = runPass(reqs, Policy{Deadline: d}, Options{Seed: 1}, pl, fb)
+		}
+		var pred []outcome
+		for _, s := range out {
+			if s.req.startNs >= from {
+				pred = append(pred, modeledOutcome(s))
+			}
+		}
+		checkPrediction(t, "deadline "+d.String(), figures(pred, 1), figures(want, 1), 0.10, 0.005, 0.10)
+	}
+}

@@ -48,6 +48,11 @@ type Report struct {
 	// load retries put on the servers over time (SPEC §8).
 	MarginalYield *MarginalYield `json:"marginal_yield"`
 	Capacity      *Capacity      `json:"capacity"`
+	// Whatif is a replay under another retry policy, when asked
+	// (--whatif): every figure in it is modeled.
+	Whatif any `json:"whatif,omitempty"`
+	// whatifTables render Whatif in the other formats.
+	whatifTables []Table
 
 	// settings is how the report was made, for the renderers' headings.
 	settings settings
@@ -144,6 +149,10 @@ type Options struct {
 	FindingsOnly bool
 	// YieldBudget is what the marginal yield's attempt ceiling keeps to.
 	YieldBudget YieldBudget
+	// Whatif, when set, replays the requests under another retry policy
+	// (package whatif, which the report does not know): its value is the
+	// JSON's whatif block, its tables follow the report's own.
+	Whatif func(ctx context.Context, st *store.Store) (any, []Table, error)
 }
 
 // rangeMethod says how the workload ranges are made, in every format.
@@ -221,6 +230,11 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	i := &rep.Ingest
 	if err := st.Conn.QueryRowContext(ctx, queries.Get("report_ingest")).Scan(&i.Files, &i.SpansRead, &i.Spans, &i.Rejected); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	if opt.Whatif != nil {
+		if rep.Whatif, rep.whatifTables, err = opt.Whatif(ctx, st); err != nil {
+			return nil, fmt.Errorf("whatif: %w", err)
+		}
 	}
 	return rep, nil
 }

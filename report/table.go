@@ -114,7 +114,7 @@ func (rep *Report) Tables() []Table {
 	if len(rep.SegmentBy) > 0 {
 		ts = append(ts, rep.SegmentTable())
 	}
-	return ts
+	return append(ts, rep.whatifTables...)
 }
 
 func (rep *Report) workloadTable() Table {

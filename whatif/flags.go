@@ -3,6 +3,7 @@ package whatif
 import (
 	"context"
 	"fmt"
+	"github.com/retryscope/retryscope/report"
 	"io"
 	"os"
 	"slices"
@@ -187,4 +188,22 @@ func (f *Flags) Run(ctx context.Context, st *store.Store, w io.Writer) error {
 		return WriteJSON(w, res)
 	}
 	return WriteText(w, res)
+}
+
+// ReportBlock reads the policy file path (as --policy reads it) and returns
+// what adds a replay under it to a report: report.Options.Whatif.
+func ReportBlock(path string) (func(context.Context, *store.Store) (any, []report.Table, error), error) {
+	f := &Flags{}
+	f.Register(pflag.NewFlagSet("whatif", pflag.ContinueOnError))
+	f.policyFile = path
+	if err := f.checkPolicy(); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, st *store.Store) (any, []report.Table, error) {
+		res, err := Replay(ctx, st, f.policy, Options{Seed: f.seed, Feedback: f.feedback, TaskKey: f.taskKey})
+		if err != nil {
+			return nil, nil, err
+		}
+		return res, res.Tables(), nil
+	}, nil
 }

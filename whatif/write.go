@@ -17,6 +17,18 @@ func WriteJSON(w io.Writer, res *Result) error {
 	return enc.Encode(res)
 }
 
+// Tables are res as a report shows it: every request's figures recorded
+// and modeled with the change, one row per segment, and the policy, the
+// model and its assumptions.
+func (res *Result) Tables() []report.Table {
+	overall, segs := overallTable(res.Overall), segmentTable(res.Segments)
+	overall.Title = fmt.Sprintf("What if %s: %s", res.Policy, strings.ToLower(overall.Title[:1])+overall.Title[1:])
+	segs.Title = fmt.Sprintf("What if %s: %s", res.Policy, strings.ToLower(segs.Title[:1])+segs.Title[1:])
+	overall.Notes = append([]string{fmt.Sprintf("Model: %s; every %q figure comes from the model, not from traces.", res.Model, res.Label)},
+		bullets(res.Assumptions)...)
+	return []report.Table{overall, segs}
+}
+
 // WriteText writes res as the report writes its tables: every request's
 // figures recorded and modeled with the change, then one row per segment,
 // then the assumptions.
@@ -128,4 +140,13 @@ func segmentTable(rows []Row) report.Table {
 			latency(rec.P99, rec.Requests, 99), latency(mod.P99, mod.Requests, 99)})
 	}
 	return t
+}
+
+// bullets marks each item as one of a list.
+func bullets(items []string) []string {
+	out := make([]string, len(items))
+	for i, s := range items {
+		out[i] = "- " + s
+	}
+	return out
 }

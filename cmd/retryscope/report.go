@@ -7,6 +7,7 @@ import (
 	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/report"
+	"github.com/retryscope/retryscope/whatif"
 )
 
 const reportExamples = `
@@ -36,6 +37,7 @@ func runReport(ctx context.Context, e env, args []string) error {
 	var out report.Flags
 	out.Register(fs, "output")
 	explain := fs.Bool("explain", false, "also show how many logical requests each rebuild rule built")
+	whatifPolicy := fs.String("whatif", "", "also replay the requests under the retry policy of this file (as whatif --policy reads it): a whatif block, every figure modeled")
 	var rb rebuild.Flags
 	rb.Register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {
@@ -50,6 +52,13 @@ func runReport(ctx context.Context, e env, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("report", "report takes no arguments (got %q); name the database with --db", fs.Arg(0))
+	}
+	if *whatifPolicy != "" {
+		block, err := whatif.ReportBlock(*whatifPolicy)
+		if err != nil {
+			return &usageError{"report", fmt.Errorf("--whatif: %w", err)}
+		}
+		out.SetWhatif(block)
 	}
 	st, err := pipeline.OpenDerived(ctx, db.path, db.open, rbOpt, e.stderr)
 	if err != nil {

@@ -30,12 +30,16 @@ func (res *Result) Tables() []report.Table {
 }
 
 // WriteText writes res as the report writes its tables: every request's
-// figures recorded and modeled with the change, then one row per segment,
-// then the assumptions.
+// figures recorded and modeled with the change, then one row per segment
+// (when there are several), then the assumptions.
 func WriteText(w io.Writer, res *Result) error {
 	head := fmt.Sprintf("What if: %s\nModel: %s; every %q figure comes from the model, not from traces.\n",
 		res.Policy, res.Model, res.Label)
-	if err := report.WriteTablesText(w, head, overallTable(res.Overall), segmentTable(res.Segments)); err != nil {
+	tables := []report.Table{overallTable(res.Overall)}
+	if len(res.Segments) > 1 {
+		tables = append(tables, segmentTable(res.Segments))
+	}
+	if err := report.WriteTablesText(w, head, tables...); err != nil {
 		return err
 	}
 	var b strings.Builder

@@ -8,9 +8,9 @@ import (
 )
 
 // TestREADMEQuickStart runs the README's quick start, then its findings
-// and whatif commands, and checks that the output blocks the README shows
-// are what the commands print, so the manual cannot rot. -update rewrites
-// the blocks.
+// and whatif commands (the storm of "What if" among them, with its
+// re-run), and checks that the output blocks the README shows are what the
+// commands print, so the manual cannot rot. -update rewrites the blocks.
 func TestREADMEQuickStart(t *testing.T) {
 	sample, err := filepath.Abs("../../testdata/sample/traces.jsonl")
 	if err != nil {
@@ -25,19 +25,32 @@ func TestREADMEQuickStart(t *testing.T) {
 	if err := os.Chdir(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
+	storm := []string{"gen", "--seed", "1", "--requests", "3000", "--shapes", "wrapped", "--nested", "--rate", "8", "--crn",
+		"--naive-share", "0.3", "--faults", "429=0.04,5xx=0.04,reset=0.015,timeout=0.02,4xx=0.03,reject=0.3"}
 	for _, b := range []struct {
-		marker string
+		marker string // "" for a step whose output the README does not show
 		args   []string
+		stderr bool // the block is what the command says on stderr
 	}{
-		{"quickstart-output", []string{"run", sample}},
-		{"findings-output", []string{"report", "--findings"}},
-		{"whatif-output", []string{"whatif", "--max-attempts", "app=1"}},
+		{"quickstart-output", []string{"run", sample}, false},
+		{"findings-output", []string{"report", "--findings"}, false},
+		{"whatif-output", []string{"whatif", "--max-attempts", "app=1"}, false},
+		{"", append(storm, "-o", "storm.jsonl"), false},
+		{"", []string{"ingest", "-q", "--db", "storm.duckdb", "storm.jsonl"}, false},
+		{"whatif-storm-output", []string{"whatif", "--db", "storm.duckdb", "--max-attempts", "app=1"}, false},
+		{"whatif-storm-feedback-output", []string{"whatif", "--db", "storm.duckdb", "--max-attempts", "app=1", "--feedback"}, false},
+		{"whatif-storm-rerun-output", append(storm, "--app-tries", "1", "-o", "rerun.jsonl"), true},
 	} {
 		code, stdout, stderr := runCLI(t, b.args...)
 		if code != exitOK {
 			t.Fatalf("%v: exit %d\n%s", b.args, code, stderr)
 		}
-		checkREADMEBlock(t, readmePath, b.marker, stdout, filepath.Join(wd, "readme_"+b.marker+".got"))
+		if b.stderr {
+			stdout = stderr
+		}
+		if b.marker != "" {
+			checkREADMEBlock(t, readmePath, b.marker, stdout, filepath.Join(wd, "readme_"+b.marker+".got"))
+		}
 	}
 }
 

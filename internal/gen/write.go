@@ -61,15 +61,15 @@ func WriteTo(path string, stdout io.Writer, write func(io.Writer) error) error {
 
 // Summary says what a run generated and where it went: the truth's
 // requests, attempts and amplification, the spans, the traces file out and
-// the truth file (none when "").
+// the truth file (none when ""), with its final failure rate.
 func (r Result) Summary(out, truth string) string {
 	spans := 0
 	for _, td := range r.Traces {
 		spans += td.SpanCount()
 	}
 	w := r.Truth.Workload
-	s := fmt.Sprintf("%d logical requests, %d attempts (amplification %.3f), %d spans -> %s",
-		w.LogicalRequests, w.Attempts, w.Amplification, spans, out)
+	s := fmt.Sprintf("%d logical requests, %d attempts (amplification %.3f), final failure rate %.1f%%, %d spans -> %s",
+		w.LogicalRequests, w.Attempts, w.Amplification, 100*w.FinalFailureRate, spans, out)
 	if truth != "" {
 		s += ", truth -> " + truth
 	}

@@ -129,19 +129,55 @@ func overallTable(r Row) report.Table {
 	return t
 }
 
-// segmentTable is each segment's main figures, recorded and modeled.
+// segmentTable is each segment's figures, recorded and modeled, in groups
+// narrow enough for a terminal.
 func segmentTable(rows []Row) report.Table {
-	t := report.Table{Title: "Segments (service / operation / route)", Labels: 1, Columns: []report.Column{
-		{Key: "segment", Head: "segment"}, {Key: "requests", Head: "requests"},
-		{Key: "amplification", Head: "amp"}, {Key: "modeled_amplification", Head: "modeled"},
-		{Key: "final_failure_rate", Head: "failed"}, {Key: "modeled_final_failure_rate", Head: "modeled"},
-		{Key: "p99", Head: "p99"}, {Key: "modeled_p99", Head: "modeled"}}}
+	t := report.Table{Title: "Segments (service / operation / route)", Labels: 1}
+	type figure struct {
+		key, head string
+		cell      func(Figures) report.Cell
+	}
+	figs := []figure{
+		{"requests", "requests", func(f Figures) report.Cell { return value(report.Count, float64(f.Requests)) }},
+		{"attempts", "attempts", func(f Figures) report.Cell { return value(report.Count, float64(f.Attempts)) }},
+		{"amplification", "amp", func(f Figures) report.Cell { return value(report.Times, f.Amplification) }},
+		{"final_failure_rate", "failed", func(f Figures) report.Cell { return value(report.Share, f.FinalFailureRate) }},
+		{"retry_success_rate", "retry ok", func(f Figures) report.Cell { return maybe(report.Share, f.RetrySuccessRate) }},
+		{"p50", "p50", func(f Figures) report.Cell { return latency(f.P50, f.Requests, 50) }},
+		{"p95", "p95", func(f Figures) report.Cell { return latency(f.P95, f.Requests, 95) }},
+		{"p99", "p99", func(f Figures) report.Cell { return latency(f.P99, f.Requests, 99) }},
+		{"tokens", "tokens", func(f Figures) report.Cell { return value(report.Count, float64(f.Tokens)) }},
+		{"offered_load", "λ·S", func(f Figures) report.Cell { return value(report.Decimal, f.OfferedLoad) }},
+	}
+	t.Columns = []report.Column{{Key: "segment", Head: "segment"}}
+	for _, f := range figs[1:] {
+		t.Columns = append(t.Columns, report.Column{Key: f.key, Head: f.head}, report.Column{Key: "modeled_" + f.key, Head: "modeled"})
+	}
+	t.Columns = append(t.Columns[:1], append([]report.Column{{Key: "requests", Head: "requests"}}, t.Columns[1:]...)...)
+	group := func(title string, keys ...string) report.Group {
+		g := report.Group{Title: title}
+		for _, k := range keys {
+			for _, c := range t.Columns {
+				if c.Key == k {
+					g.Keys, g.Heads = append(g.Keys, k), append(g.Heads, c.Head)
+				}
+			}
+		}
+		return g
+	}
+	t.Groups = []report.Group{
+		group(t.Title+": attempts and outcomes", "requests", "amplification", "modeled_amplification", "final_failure_rate",
+			"modeled_final_failure_rate", "retry_success_rate", "modeled_retry_success_rate"),
+		group(t.Title+": latency", "p50", "modeled_p50", "p95", "modeled_p95", "p99", "modeled_p99"),
+		group(t.Title+": cost", "attempts", "modeled_attempts", "tokens", "modeled_tokens", "offered_load", "modeled_offered_load"),
+	}
 	for _, r := range rows {
-		rec, mod := r.Recorded, r.Modeled
-		t.Rows = append(t.Rows, []report.Cell{text(strings.Join([]string{r.Segment.Service, r.Segment.Operation, r.Segment.Route}, " / ")),
-			value(report.Count, float64(rec.Requests)), value(report.Times, rec.Amplification), value(report.Times, mod.Amplification),
-			value(report.Share, rec.FinalFailureRate), value(report.Share, mod.FinalFailureRate),
-			latency(rec.P99, rec.Requests, 99), latency(mod.P99, mod.Requests, 99)})
+		row := []report.Cell{text(strings.Join([]string{r.Segment.Service, r.Segment.Operation, r.Segment.Route}, " / ")),
+			figs[0].cell(r.Recorded)}
+		for _, f := range figs[1:] {
+			row = append(row, f.cell(r.Recorded), f.cell(r.Modeled))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }

@@ -1,4 +1,5 @@
--- whatif_attempts: every attempt of every logical request, with its
+-- whatif_attempts: every attempt of every logical request starting from
+-- $1 to $2 (Unix ns, inclusive), with its
 -- request, for replaying the recorded traffic under another retry policy
 -- (package whatif). One row per attempt, in request start, request_id,
 -- ordinal order.
@@ -39,4 +40,5 @@ SELECT r.request_id,
 FROM requests r
 JOIN attempts a ON a.request_id = r.request_id
 /*join*/
+WHERE r.start_ns BETWEEN $1 AND $2
 ORDER BY r.start_ns, r.request_id, a.ordinal

@@ -228,6 +228,6 @@ func (r *Flags) render(ctx context.Context, st *store.Store, w io.Writer) error 
 
 // SetWhatif adds a replay under another retry policy to the report
 // (Options.Whatif).
-func (r *Flags) SetWhatif(f func(context.Context, *store.Store) (any, []Table, error)) {
+func (r *Flags) SetWhatif(f func(context.Context, *store.Store, model.Window, string) (any, []Table, error)) {
 	r.opt.Whatif = f
 }

@@ -149,10 +149,11 @@ type Options struct {
 	FindingsOnly bool
 	// YieldBudget is what the marginal yield's attempt ceiling keeps to.
 	YieldBudget YieldBudget
-	// Whatif, when set, replays the requests under another retry policy
-	// (package whatif, which the report does not know): its value is the
-	// JSON's whatif block, its tables follow the report's own.
-	Whatif func(ctx context.Context, st *store.Store) (any, []Table, error)
+	// Whatif, when set, replays the requests of the window under another
+	// retry policy (package whatif, which the report does not know), with
+	// the tasks of Segments.TaskKey: its value is the JSON's whatif block,
+	// its tables follow the report's own. The findings alone leave it out.
+	Whatif func(ctx context.Context, st *store.Store, window model.Window, taskKey string) (any, []Table, error)
 }
 
 // rangeMethod says how the workload ranges are made, in every format.
@@ -231,8 +232,8 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	if err := st.Conn.QueryRowContext(ctx, queries.Get("report_ingest")).Scan(&i.Files, &i.SpansRead, &i.Spans, &i.Rejected); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	if opt.Whatif != nil {
-		if rep.Whatif, rep.whatifTables, err = opt.Whatif(ctx, st); err != nil {
+	if opt.Whatif != nil && !opt.FindingsOnly {
+		if rep.Whatif, rep.whatifTables, err = opt.Whatif(ctx, st, opt.Window, opt.Segments.TaskKey); err != nil {
 			return nil, fmt.Errorf("whatif: %w", err)
 		}
 	}

@@ -3,10 +3,12 @@ package whatif
 import (
 	"context"
 	"fmt"
+	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/report"
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -92,6 +94,14 @@ func (f *Flags) readPolicyFile() error {
 	for _, k := range policyKeys {
 		given[k] = f.fs != nil && f.fs.Changed(k)
 	}
+	// A --backoff on the command line replaces the file's for its layer
+	// only.
+	for _, v := range f.backoff {
+		if layer, _, err := ParseBackoff(v); err == nil {
+			given["backoff "+layer] = true
+		}
+	}
+	seen := map[string]int{}
 	for i, line := range strings.Split(string(data), "\n") {
 		if j := strings.IndexByte(line, '#'); j >= 0 {
 			line = line[:j]
@@ -100,21 +110,57 @@ func (f *Flags) readPolicyFile() error {
 		if line == "" {
 			continue
 		}
+		at := fmt.Sprintf("%s:%d", f.policyFile, i+1)
 		name, value, ok := strings.Cut(line, ":")
 		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 		switch {
 		case !ok:
-			return fmt.Errorf("%s:%d: want name: value, e.g. max-attempts: 2", f.policyFile, i+1)
+			return fmt.Errorf("%s: want name: value, e.g. max-attempts: 2", at)
 		case !slices.Contains(policyKeys, name):
-			return fmt.Errorf("%s:%d: unknown setting %q (want one of %s)", f.policyFile, i+1, name, strings.Join(policyKeys, ", "))
-		case given[name]:
+			return fmt.Errorf("%s: unknown setting %q (want one of %s)", at, name, strings.Join(policyKeys, ", "))
+		case value == "":
+			return fmt.Errorf("%s: %s has no value", at, name)
+		}
+		key, err := checkSetting(name, value)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", at, name, err)
+		}
+		if prev, ok := seen[key]; ok {
+			return fmt.Errorf("%s: %s is set again (first on line %d)", at, key, prev)
+		}
+		seen[key] = i + 1
+		if given[key] {
 			continue
 		}
 		if err := f.fs.Set(name, value); err != nil {
-			return fmt.Errorf("%s:%d: %s: %w", f.policyFile, i+1, name, err)
+			return fmt.Errorf("%s: %s: %w", at, name, err)
 		}
 	}
 	return nil
+}
+
+// checkSetting checks a policy file's value for name and returns what it
+// sets: the name, or for a backoff "backoff LAYER".
+func checkSetting(name, value string) (string, error) {
+	var err error
+	switch name {
+	case "max-attempts":
+		_, _, err = ParseMaxAttempts(value)
+	case "retry-budget":
+		_, err = ParseBudget(value)
+	case "per-task-budget":
+		_, err = ParsePerTaskBudget(value)
+	case "deadline":
+		_, err = ParseDeadline(value)
+	case "no-retry-on":
+		_, err = ParseTriggers(value)
+	case "feedback":
+		_, err = strconv.ParseBool(value)
+	case "backoff":
+		layer, _, err := ParseBackoff(value)
+		return name + " " + layer, err
+	}
+	return name, err
 }
 
 // Check reads the flags into the policy and returns the options the
@@ -191,16 +237,21 @@ func (f *Flags) Run(ctx context.Context, st *store.Store, w io.Writer) error {
 }
 
 // ReportBlock reads the policy file path (as --policy reads it) and returns
-// what adds a replay under it to a report: report.Options.Whatif.
-func ReportBlock(path string) (func(context.Context, *store.Store) (any, []report.Table, error), error) {
+// what adds a replay under it to a report: report.Options.Whatif. The
+// report's window bounds the requests replayed, and its --task-key names
+// their tasks unless the file does.
+func ReportBlock(path string) (func(context.Context, *store.Store, model.Window, string) (any, []report.Table, error), error) {
 	f := &Flags{}
 	f.Register(pflag.NewFlagSet("whatif", pflag.ContinueOnError))
 	f.policyFile = path
 	if err := f.checkPolicy(); err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, st *store.Store) (any, []report.Table, error) {
-		res, err := Replay(ctx, st, f.policy, Options{Seed: f.seed, Feedback: f.feedback, TaskKey: f.taskKey})
+	return func(ctx context.Context, st *store.Store, window model.Window, taskKey string) (any, []report.Table, error) {
+		if f.taskKey != "" {
+			taskKey = f.taskKey
+		}
+		res, err := Replay(ctx, st, f.policy, Options{Seed: f.seed, Feedback: f.feedback, TaskKey: taskKey, Window: window})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/retryscope/retryscope/model"
 	"strconv"
 	"strings"
 
@@ -49,13 +50,15 @@ type recRequest struct {
 	task      string // its trace, or its --task-key value
 }
 
-// load reads every logical request with its attempts, in start order; a
+// load reads every logical request starting in window with its attempts,
+// in start order; a
 // request's task is the value of the taskKey attribute of its anchor span
 // ("" for its trace).
-func load(ctx context.Context, st *store.Store, taskKey string) ([]*recRequest, error) {
-	text, args := queries.Get("whatif_attempts"), []any{}
+func load(ctx context.Context, st *store.Store, taskKey string, window model.Window) ([]*recRequest, error) {
+	lo, hi := window.Bounds()
+	text, args := queries.Get("whatif_attempts"), []any{lo, hi}
 	if taskKey != "" {
-		text = strings.Replace(text, "/*task*/", "s.attributes[$1],", 1)
+		text = strings.Replace(text, "/*task*/", "s.attributes[$3],", 1)
 		text = strings.Replace(text, "/*join*/", "LEFT JOIN spans s ON s.trace_id = r.trace_id AND s.span_id = r.span_id", 1)
 		args = append(args, taskKey)
 	}

@@ -3,6 +3,7 @@ package whatif
 import (
 	"container/heap"
 	"context"
+	"github.com/retryscope/retryscope/model"
 	"hash/fnv"
 	"math/rand/v2"
 	"slices"
@@ -23,6 +24,8 @@ type Options struct {
 	// TaskKey names the anchor-span attribute whose value is a request's
 	// task, for a per-task budget; "" makes each trace a task.
 	TaskKey string
+	// Window bounds the requests replayed by start time (zero: all).
+	Window model.Window
 }
 
 // modAttempt is one attempt of the modeled request; times are ms after the
@@ -83,7 +86,7 @@ type replayer struct {
 // the segment's recorded attempts with the same tries. With
 // opts.Feedback, recorded attempts also answer the load the policy offers.
 func Replay(ctx context.Context, st *store.Store, policy Policy, opts Options) (*Result, error) {
-	reqs, err := load(ctx, st, opts.TaskKey)
+	reqs, err := load(ctx, st, opts.TaskKey, opts.Window)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +215,7 @@ func (r *replayer) attemptEnded(s *replayed, nowNs int64) {
 // served attempt on its route; its task has retries left; the retry
 // budget allows it. A retry admitted is counted against the budgets.
 func (r *replayer) admits(s *replayed, next modAttempt, nowNs int64) bool {
-	if d := ms(r.policy.Deadline); d > 0 && next.startMs+r.pools.medianMs(s.req.seg, next.route) > d {
+	if d := ms(r.policy.Deadline); d > 0 && (next.startMs >= d || next.startMs+r.pools.medianMs(s.req.seg, next.route) > d) {
 		return false
 	}
 	if n := r.policy.PerTaskBudget; n > 0 && r.taskRetries[s.req.task] >= n {
@@ -229,13 +232,20 @@ func (r *replayer) admits(s *replayed, next modAttempt, nowNs int64) bool {
 // last, or recorded when the policy keeps the loop's own waits. A wait
 // is never shorter than the Retry-After the failure asked for.
 func (r *replayer) rewait(s *replayed, tries []int, last modAttempt, recorded float64) float64 {
-	layer, n := 0, tries[len(tries)-1]-1
-	if len(tries) > 1 && n == 0 {
-		layer, n = 1, tries[0]-1
+	// The loop that retries is the innermost one past its first try: the
+	// innermost loop itself, the outermost (app) one, or, three deep, a
+	// middle one, whose waits the policy does not name.
+	i := len(tries) - 1
+	for i > 0 && tries[i] == 1 {
+		i--
 	}
-	b := r.policy.InnerBackoff
-	if layer == 1 {
-		b = r.policy.AppBackoff
+	layer, n := 0, tries[i]-1
+	var b *Backoff
+	switch {
+	case i == len(tries)-1:
+		b = r.policy.InnerBackoff
+	case i == 0:
+		layer, b = 1, r.policy.AppBackoff
 	}
 	if b == nil || n < 1 {
 		return recorded
@@ -309,8 +319,9 @@ const (
 // closing time (after the final attempt) added to that attempt's end.
 func (r *replayer) finish(s *replayed) {
 	req := s.req
-	if last := s.kept[len(s.kept)-1]; last.ok {
-		// Attempts already running when the answer came (hedges) still ran.
+	if last := s.kept[len(s.kept)-1]; last.ok && !s.drawn {
+		// Attempts already running when the answer came (hedges) still
+		// ran; not after a draw, which the recorded ones no longer follow.
 		for ; s.next < len(req.attempts); s.next++ {
 			a := req.attempts[s.next]
 			if a.startMs-s.shift >= last.endMs {

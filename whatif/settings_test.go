@@ -1,6 +1,8 @@
 package whatif
 
 import (
+	"github.com/retryscope/retryscope/model"
+	"math"
 	"testing"
 	"time"
 
@@ -125,14 +127,14 @@ func TestPredictsBackoffAndRaisedCap(t *testing.T) {
 // requests of the first minute are left out of the comparison.
 func TestPredictsDeadline(t *testing.T) {
 	recorded, _ := workload.Rebuilt(t, explicitCalm(func(*gen.Config) {}))
-	reqs, err := load(t.Context(), recorded, "")
+	reqs, err := load(t.Context(), recorded, "", model.Window{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	from := reqs[0].startNs + int64(time.Minute)
 	for _, d := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
 		st, _ := workload.Rebuilt(t, explicitCalm(func(c *gen.Config) { c.Deadline, c.Policy.DeadlineAdmit = d, true }))
-		rerun, err := load(t.Context(), st, "")
+		rerun, err := load(t.Context(), st, "", model.Window{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,5 +158,89 @@ func TestPredictsDeadline(t *testing.T) {
 			}
 		}
 		checkPrediction(t, "deadline "+d.String(), figures(pred, 1), figures(want, 1), 0.10, 0.005, 0.10)
+	}
+}
+
+// TestPerTaskBudgetByKey: gen's agent tasks are traces of several steps.
+// One retry per task allows one per trace; naming the requested model as
+// the task (--task-key) makes a handful of tasks, and so allows fewer.
+func TestPerTaskBudgetByKey(t *testing.T) {
+	cfg := gen.DefaultConfig()
+	cfg.Requests, cfg.Shapes = 600, []gen.Shape{gen.ShapeAgent}
+	st, _ := workload.Rebuilt(t, cfg)
+	retries := map[string]int{}
+	for _, key := range []string{"", "gen_ai.request.model"} {
+		reqs, err := load(t.Context(), st, key, model.Window{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks, recorded := map[string]bool{}, 0
+		for _, r := range reqs {
+			tasks[r.task] = true
+			recorded += len(r.attempts) - 1
+		}
+		res, err := Replay(t.Context(), st, Policy{PerTaskBudget: 1}, Options{Seed: 1, TaskKey: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := res.Overall.Modeled
+		retries[key] = m.Attempts - m.Requests
+		if retries[key] > len(tasks) || retries[key] >= recorded {
+			t.Errorf("task key %q: %d retries of %d recorded, with %d tasks allowed one each", key, retries[key], recorded, len(tasks))
+		}
+		t.Logf("task key %q: %d tasks of %d requests; %d retries recorded, %d under one a task", key, len(tasks), len(reqs), recorded, retries[key])
+	}
+	if retries["gen_ai.request.model"] >= retries[""] {
+		t.Errorf("one retry per model allows %d retries, one per trace %d: the task key changed nothing", retries["gen_ai.request.model"], retries[""])
+	}
+}
+
+// TestReplayWindow: a window replays the requests starting in it alone.
+func TestReplayWindow(t *testing.T) {
+	st, _ := workload.Rebuilt(t, explicitCalm(func(*gen.Config) {}))
+	all, err := load(t.Context(), st, "", model.Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mid := all[len(all)/2].startNs
+	res, err := Replay(t.Context(), st, Policy{}, Options{Seed: 1, Window: model.Window{Since: mid}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Overall.Recorded.Requests, len(all)-len(all)/2; got != want {
+		t.Errorf("from the middle request on: %d requests replayed, want %d", got, want)
+	}
+}
+
+// TestUnchangedBookkeeping: for every request the policy leaves alone, the
+// end of its last kept attempt plus its recorded closing time is its
+// recorded latency, so the shortcut that copies it hides no slip in the
+// replay's times.
+func TestUnchangedBookkeeping(t *testing.T) {
+	st, _ := workload.Rebuilt(t, nested(func(*gen.Policy) {}))
+	reqs, err := load(t.Context(), st, "", model.Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []Policy{{}, {Inner: 3}, {Deadline: time.Hour}, {Budget: &Budget{Ratio: 1000, Window: time.Second, Floor: 1000}}} {
+		n := 0
+		for _, s := range runPass(reqs, p, Options{Seed: 1}, newPools(reqs), nil) {
+			if s.changed {
+				continue
+			}
+			n++
+			end := 0.0
+			for _, a := range s.kept {
+				end = max(end, a.endMs)
+			}
+			final := s.req.attempts[len(s.req.attempts)-1]
+			if got := end + s.req.latencyMs - final.endMs; math.Abs(got-s.req.latencyMs) > 1e-6 || len(s.kept) != len(s.req.attempts) {
+				t.Errorf("%s, request %s: %d attempts ending at %.3f ms, latency %.3f; recorded %d, %.3f ms", p, s.req.id,
+					len(s.kept), end, got, len(s.req.attempts), s.req.latencyMs)
+			}
+		}
+		if n < len(reqs)*9/10 {
+			t.Errorf("%s: only %d of %d requests unchanged", p, n, len(reqs))
+		}
 	}
 }

@@ -37,7 +37,7 @@ func runReport(ctx context.Context, e env, args []string) error {
 	var out report.Flags
 	out.Register(fs, "output")
 	explain := fs.Bool("explain", false, "also show how many logical requests each rebuild rule built")
-	whatifPolicy := fs.String("whatif", "", "also replay the requests under the retry policy of this file (as whatif --policy reads it): a whatif block, every figure modeled")
+	whatifPolicy := fs.String("whatif", "", "also replay the window's requests under the retry policy of this file (as whatif --policy reads it): a whatif block, every figure modeled (not in CSV, the segment table, nor with --findings)")
 	var rb rebuild.Flags
 	rb.Register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {

@@ -393,12 +393,12 @@ func readInto(ctx context.Context, tx *store.FileTx, src *input, res *FileResult
 	for p := range order {
 		d := <-p.out
 		res.Records++
-		for i := range d.spans {
-			if err := tx.Append(&d.spans[i]); err != nil {
+		if d.batch != nil {
+			if err := tx.Add(d.batch); err != nil {
 				return nil, err
 			}
+			res.Spans += int64(d.batch.Len())
 		}
-		res.Spans += int64(len(d.spans))
 		for _, r := range d.rejections {
 			res.Rejected[r.Reason]++
 			logRejection(opt.Log, res.Path, r)

@@ -536,6 +536,20 @@ func (s *Store) SetMemoryLimit(ctx context.Context, limit string) (string, error
 	return prev, err
 }
 
+// SetThreads changes DuckDB's number of threads and returns the number it
+// replaces, to be set back later.
+func (s *Store) SetThreads(ctx context.Context, n int) (int, error) {
+	var prev int
+	if err := s.Conn.QueryRowContext(ctx, `SELECT current_setting('threads')`).Scan(&prev); err != nil {
+		return 0, err
+	}
+	if n < 1 {
+		return prev, fmt.Errorf("threads %d: want a positive number", n)
+	}
+	_, err := s.Conn.ExecContext(ctx, fmt.Sprintf(`SET threads = %d`, n))
+	return prev, err
+}
+
 var memoryLimitPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)? ?([KMGT]i?B|B)$`)
 
 // BaselinesComputed reports whether baselines have been computed, which

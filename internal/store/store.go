@@ -178,6 +178,14 @@ func (s *Store) SeenFile(ctx context.Context, sha256 string) (string, bool, erro
 	return path, err == nil, err
 }
 
+// SizeSeen reports whether content of this many bytes was ingested
+// before: if not, no file of that size can have been.
+func (s *Store) SizeSeen(ctx context.Context, size int64) (bool, error) {
+	var seen bool
+	err := s.Conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM ingest_files WHERE size_bytes = $1)`, size).Scan(&seen)
+	return seen, err
+}
+
 // FileInfo is the ledger row of one ingested file.
 type FileInfo struct {
 	Path        string

@@ -27,8 +27,8 @@ import (
 // loaded (see Store.load), with the columns of StageColumns.
 const stagedFunctionName = "retryscope_staged"
 
-// staged is what the staged-spans function yields while a statement reads
-// it: the batches, in file order.
+// staged is one scan of the staged-spans function: the batches, in file
+// order, and how far the scan is.
 type staged struct {
 	mu      sync.Mutex
 	batches []*SpanBatch
@@ -143,14 +143,14 @@ func (s *Store) registerStaged() error {
 			if s.staged == nil {
 				return nil, errors.New("no spans are being loaded")
 			}
-			return stagedSource{s.staged}, nil
+			return stagedSource{&staged{batches: s.staged.batches, rows: s.staged.rows}}, nil
 		},
 	})
 }
 
-// load runs query, which reads the staged-spans function, over batches,
-// and returns the number of rows it affected.
-func (s *Store) load(ctx context.Context, batches []*SpanBatch, query string, args ...any) (int64, error) {
+// withStaged runs f, whose statements may read batches from the
+// staged-spans function (each call of it in a statement scans them all).
+func (s *Store) withStaged(batches []*SpanBatch, f func() error) error {
 	st := &staged{batches: batches}
 	var pin runtime.Pinner
 	for _, b := range batches {
@@ -164,11 +164,21 @@ func (s *Store) load(ctx context.Context, batches []*SpanBatch, query string, ar
 		s.staged = nil
 		pin.Unpin()
 	}()
-	res, err := s.Conn.ExecContext(ctx, query, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+	return f()
+}
+
+// load runs query, which reads batches from the staged-spans function,
+// and returns the number of rows it affected.
+func (s *Store) load(ctx context.Context, batches []*SpanBatch, query string, args ...any) (int64, error) {
+	var n int64
+	err := s.withStaged(batches, func() error {
+		res, err := s.Conn.ExecContext(ctx, query, args...)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		return err
+	})
+	return n, err
 }
 
 // A duckdb.Vector keeps its C handle in an unexported field; filler needs

@@ -362,22 +362,21 @@ func (t *FileTx) inTx(f func() error) error {
 
 // merge moves a chunk into spans. When none of its spans can repeat a span
 // stored before or staged with them, that is a plain insert (load_spans):
-// the file has not shown their keys before, and no other file stored a
-// span in their time window (merge_needed). Otherwise they go through
-// stage_spans, merge_conflicts and merge_stage, which keep the first copy
-// of each span and record the conflicts.
+// the file has not shown their keys before, and no earlier file stored a
+// span with one of their keys in their time window (merge_needed, then
+// merge_repeats). Otherwise they go through stage_spans, merge_conflicts
+// and merge_stage, which keep the first copy of each span and record the
+// conflicts.
 func (t *FileTx) merge(c chunk) error {
 	if c.spans == 0 {
 		return nil
 	}
 	if !c.repeated {
-		var needed bool
-		err := t.s.Conn.QueryRowContext(t.ctx, queries.Get("merge_needed"), t.FileID, c.minStart, c.maxStart,
-			int64(ResendWindow)).Scan(&needed)
+		repeats, err := t.repeatsStored(c)
 		if err != nil {
 			return fmt.Errorf("look for stored spans the staged ones may repeat: %w", err)
 		}
-		if !needed {
+		if !repeats {
 			n, err := t.s.load(t.ctx, c.batches, queries.Get("load_spans"), t.FileID)
 			if err != nil {
 				return fmt.Errorf("load staged spans: %w", err)
@@ -404,6 +403,22 @@ func (t *FileTx) merge(c chunk) error {
 	t.spansNew += n
 	_, err = t.s.Conn.ExecContext(t.ctx, "DELETE FROM stage_spans")
 	return err
+}
+
+// repeatsStored reports whether a span of the chunk has the key of a span
+// an earlier file stored within the re-send window of the chunk's time
+// range. Most often no earlier file has a span in that window at all,
+// which is cheaper to find out first.
+func (t *FileTx) repeatsStored(c chunk) (bool, error) {
+	args := []any{t.FileID, c.minStart, c.maxStart, int64(ResendWindow)}
+	var found bool
+	if err := t.s.Conn.QueryRowContext(t.ctx, queries.Get("merge_needed"), args...).Scan(&found); err != nil || !found {
+		return found, err
+	}
+	err := t.s.withStaged(c.batches, func() error {
+		return t.s.Conn.QueryRowContext(t.ctx, queries.Get("merge_repeats"), args...).Scan(&found)
+	})
+	return found, err
 }
 
 // Commit merges what is staged and writes the ledger row and the

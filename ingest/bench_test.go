@@ -83,6 +83,9 @@ func BenchmarkLoad(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				st := testkit.Open(b)
+				if _, err := st.SetThreads(ctx, 1); err != nil { // as the CLI ingests
+					b.Fatal(err)
+				}
 				if repeated {
 					load(st, "first")
 				}

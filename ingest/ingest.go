@@ -194,6 +194,10 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 			tx.Rollback()
 			return res, rejectWhole(ctx, st, &res, opt, model.Rejection{Reason: "unreadable", Detail: err.Error()})
 		}
+		if err := tx.Wait(); err != nil {
+			tx.Rollback()
+			return res, err
+		}
 		if prev, ok, err := st.SeenFile(ctx, sha); err != nil {
 			tx.Rollback()
 			return res, err

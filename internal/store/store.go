@@ -211,8 +211,8 @@ const chunkSpans = 50_000
 // whole or not at all.
 //
 // A chunk is merged by a goroutine of its own while Add stages the next,
-// so that decoding goes on while DuckDB stores; until Commit or Rollback,
-// that goroutine alone uses the store's connection.
+// so that decoding goes on while DuckDB stores; until Wait, Commit or
+// Rollback, that goroutine alone uses the store's connection.
 type FileTx struct {
 	s      *Store
 	ctx    context.Context
@@ -332,6 +332,11 @@ func (t *FileTx) mergeChunks() {
 		}
 	}
 }
+
+// Wait returns once every chunk staged so far is merged, with the first
+// error merging one. The store's connection is free for other statements
+// until the next Add, which are not part of the file's transaction.
+func (t *FileTx) Wait() error { return t.waitMerged() }
 
 // waitMerged ends the merging goroutine and returns its error.
 func (t *FileTx) waitMerged() error {

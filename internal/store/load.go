@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -24,8 +25,14 @@ import (
 // Go maps per MAP entry; this costs a cgo call per vector.
 
 // stagedFunctionName is the table function that yields the spans being
-// loaded (see Store.load), with the columns of StageColumns.
+// loaded (see Store.load), with the columns of StageColumns. It is a
+// temporary macro, so each store's connection has its own: the table
+// function it calls is registered in the database, which the stores of one
+// process opened on one file share, under a name of its store's own.
 const stagedFunctionName = "retryscope_staged"
+
+// stagedFunctions numbers the stores' table functions.
+var stagedFunctions atomic.Int64
 
 // staged is one scan of the staged-spans function: the batches, in file
 // order, and how far the scan is.
@@ -73,8 +80,10 @@ func (src stagedSource) Cardinality() *duckdb.CardinalityInfo {
 	return &duckdb.CardinalityInfo{Cardinality: uint(src.s.rows), Exact: true}
 }
 
+// Init asks for one thread: the spans are yielded in file order, so that
+// they are stored in it.
 func (src stagedSource) Init() duckdb.ParallelTableSourceInfo {
-	return duckdb.ParallelTableSourceInfo{MaxThreads: runtime.GOMAXPROCS(0)}
+	return duckdb.ParallelTableSourceInfo{MaxThreads: 1}
 }
 
 func (src stagedSource) NewLocalState() any { return &filler{} }
@@ -133,19 +142,27 @@ func must2(e duckdb.StructEntry, err error) duckdb.StructEntry {
 }
 
 // registerStaged makes the staged-spans function known to the store's
-// database, yielding what s.staged holds.
-func (s *Store) registerStaged() error {
+// connection, yielding what s.staged holds.
+func (s *Store) registerStaged(ctx context.Context) error {
 	if err := checkVectorLayout(); err != nil {
 		return err
 	}
-	return duckdb.RegisterTableUDF(s.Conn, stagedFunctionName, duckdb.ParallelChunkTableFunction{
+	name := fmt.Sprintf("%s_%d", stagedFunctionName, stagedFunctions.Add(1))
+	err := duckdb.RegisterTableUDF(s.Conn, name, duckdb.ParallelChunkTableFunction{
 		BindArguments: func(map[string]any, ...any) (duckdb.ParallelChunkTableSource, error) {
-			if s.staged == nil {
-				return nil, errors.New("no spans are being loaded")
+			scan := &staged{} // outside a load (the macro's creation), no rows
+			if s.staged != nil {
+				scan.batches, scan.rows = s.staged.batches, s.staged.rows
 			}
-			return stagedSource{&staged{batches: s.staged.batches, rows: s.staged.rows}}, nil
+			return stagedSource{scan}, nil
 		},
 	})
+	if err != nil {
+		return err
+	}
+	_, err = s.Conn.ExecContext(ctx, fmt.Sprintf(`CREATE OR REPLACE TEMP MACRO %s() AS TABLE SELECT * FROM %s()`,
+		stagedFunctionName, name))
+	return err
 }
 
 // withStaged runs f, whose statements may read batches from the

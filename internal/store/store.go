@@ -256,7 +256,7 @@ const ResendWindow = time.Hour
 // conflicts it brings.
 func (s *Store) BeginFile(ctx context.Context, path string) (*FileTx, error) {
 	if !s.stagedRegistered {
-		if err := s.registerStaged(); err != nil {
+		if err := s.registerStaged(ctx); err != nil {
 			return nil, fmt.Errorf("register the staged spans: %w", err)
 		}
 		s.stagedRegistered = true

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -37,7 +36,6 @@ var stagedFunctions atomic.Int64
 // staged is one scan of the staged-spans function: the batches, in file
 // order, and how far the scan is.
 type staged struct {
-	mu      sync.Mutex
 	batches []*SpanBatch
 	batch   int // the next row to yield is batches[batch].Spans[row]
 	row     int
@@ -53,8 +51,6 @@ type segment struct {
 // next hands out the spans of the next vector: up to n rows, possibly from
 // several batches.
 func (s *staged) next(n int, into []segment) []segment {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	into = into[:0]
 	for n > 0 && s.batch < len(s.batches) {
 		b := s.batches[s.batch]
@@ -71,30 +67,26 @@ func (s *staged) next(n int, into []segment) []segment {
 	return into
 }
 
-// stagedSource is duckdb-go's view of one scan of the staged spans.
-type stagedSource struct{ s *staged }
+// stagedSource is duckdb-go's view of one scan of the staged spans. The
+// scan is sequential, so that the spans are yielded, and stored, in file
+// order.
+type stagedSource struct {
+	s *staged
+	f filler
+}
 
-func (src stagedSource) ColumnInfos() []duckdb.ColumnInfo { return stagedColumnInfos }
+func (src *stagedSource) ColumnInfos() []duckdb.ColumnInfo { return stagedColumnInfos }
 
-func (src stagedSource) Cardinality() *duckdb.CardinalityInfo {
+func (src *stagedSource) Cardinality() *duckdb.CardinalityInfo {
 	return &duckdb.CardinalityInfo{Cardinality: uint(src.s.rows), Exact: true}
 }
 
-// Init asks for one thread: the spans are yielded in file order, so that
-// they are stored in it.
-func (src stagedSource) Init() duckdb.ParallelTableSourceInfo {
-	return duckdb.ParallelTableSourceInfo{MaxThreads: 1}
-}
+func (src *stagedSource) Init() {}
 
-func (src stagedSource) NewLocalState() any { return &filler{} }
-
-func (src stagedSource) FillChunk(local any, chunk duckdb.DataChunk) error {
-	f := local.(*filler)
+func (src *stagedSource) FillChunk(chunk duckdb.DataChunk) error {
+	f := &src.f
 	f.segs = src.s.next(duckdb.GetDataChunkCapacity(), f.segs)
-	n := 0
-	for _, sg := range f.segs {
-		n += sg.to - sg.from
-	}
+	n := f.rows()
 	if n > 0 {
 		if err := f.fill(chunk); err != nil {
 			return err
@@ -148,13 +140,13 @@ func (s *Store) registerStaged(ctx context.Context) error {
 		return err
 	}
 	name := fmt.Sprintf("%s_%d", stagedFunctionName, stagedFunctions.Add(1))
-	err := duckdb.RegisterTableUDF(s.Conn, name, duckdb.ParallelChunkTableFunction{
-		BindArguments: func(map[string]any, ...any) (duckdb.ParallelChunkTableSource, error) {
+	err := duckdb.RegisterTableUDF(s.Conn, name, duckdb.ChunkTableFunction{
+		BindArguments: func(map[string]any, ...any) (duckdb.ChunkTableSource, error) {
 			scan := &staged{} // outside a load (the macro's creation), no rows
 			if s.staged != nil {
 				scan.batches, scan.rows = s.staged.batches, s.staged.rows
 			}
-			return stagedSource{scan}, nil
+			return &stagedSource{s: scan}, nil
 		},
 	})
 	if err != nil {
@@ -252,7 +244,7 @@ func putText(dst *duckString, b *SpanBatch, t Text) {
 	binary.LittleEndian.PutUint64(dst[8:], uint64(uintptr(unsafe.Pointer(unsafe.SliceData(s)))))
 }
 
-// filler writes vectors of one DuckDB thread; its slices are reused.
+// filler writes the vectors of a scan; its slices are reused.
 type filler struct {
 	segs []segment
 	maps []attrMap

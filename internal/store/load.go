@@ -98,17 +98,11 @@ func (src *stagedSource) FillChunk(chunk duckdb.DataChunk) error {
 // stagedColumnInfos are the function's columns: StageColumns, typed as in
 // spans.
 var stagedColumnInfos = func() []duckdb.ColumnInfo {
-	must := func(t duckdb.TypeInfo, err error) duckdb.TypeInfo {
-		if err != nil {
-			panic(err)
-		}
-		return t
-	}
 	varchar := must(duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR))
 	bigint := must(duckdb.NewTypeInfo(duckdb.TYPE_BIGINT))
 	attrs := must(duckdb.NewMapInfo(varchar, varchar))
 	entry := func(name string, t duckdb.TypeInfo) duckdb.StructEntry {
-		return must2(duckdb.NewStructEntry(t, name))
+		return must(duckdb.NewStructEntry(t, name))
 	}
 	event := must(duckdb.NewStructInfo(entry("name", varchar), entry("time_ns", bigint), entry("attributes", attrs)))
 	link := must(duckdb.NewStructInfo(entry("trace_id", varchar), entry("span_id", varchar), entry("attributes", attrs)))
@@ -126,11 +120,12 @@ var stagedColumnInfos = func() []duckdb.ColumnInfo {
 	return infos
 }()
 
-func must2(e duckdb.StructEntry, err error) duckdb.StructEntry {
+// must is for the column types, fixed at build time.
+func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
 	}
-	return e
+	return v
 }
 
 // registerStaged makes the staged-spans function known to the store's

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -12,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 )
 
@@ -74,7 +74,7 @@ const latestNS = int64(7258118400) * 1e9
 
 // decoded is what one record yields.
 type decoded struct {
-	spans      []model.Span
+	batch      *store.SpanBatch
 	rejections []model.Rejection
 	resources  int
 }
@@ -117,23 +117,25 @@ func firstLine(s string) string {
 	return s
 }
 
+// flatten turns a record's spans into a batch, ready to load.
 func flatten(td ptrace.Traces, offset int64, lim Limits) decoded {
-	out := decoded{spans: make([]model.Span, 0, td.SpanCount())}
+	b := &store.SpanBatch{Spans: make([]store.BatchSpan, 0, td.SpanCount())}
+	out := decoded{batch: b}
 	rss := td.ResourceSpans()
 	out.resources = rss.Len()
-	var enc jsonText
+	w := textWriter{b: b}
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		resAttrs := rs.Resource().Attributes()
-		service := ""
+		var service store.Text
 		if v, ok := resAttrs.Get("service.name"); ok {
-			service = clean(v.AsString())
+			service = b.Text(clean(v.AsString()))
 		}
-		resourceJSON := enc.attrs(resAttrs)
+		resource := w.attrs(resAttrs)
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			scope := sss.At(j).Scope()
-			scopeName, scopeVersion := clean(scope.Name()), clean(scope.Version())
+			scopeName, scopeVersion := b.Text(clean(scope.Name())), b.Text(clean(scope.Version()))
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
 				sp := spans.At(k)
@@ -141,25 +143,26 @@ func flatten(td ptrace.Traces, offset int64, lim Limits) decoded {
 					out.rejections = append(out.rejections, rej)
 					continue
 				}
-				out.spans = append(out.spans, model.Span{
-					TraceID:        sp.TraceID().String(),
-					SpanID:         sp.SpanID().String(),
-					ParentSpanID:   parentID(sp.ParentSpanID()),
-					TraceState:     clean(sp.TraceState().AsRaw()),
-					Name:           clean(sp.Name()),
-					Kind:           kindName(sp.Kind()),
-					StartNS:        int64(sp.StartTimestamp()),
-					EndNS:          int64(sp.EndTimestamp()),
-					StatusCode:     statusName(sp.Status().Code()),
-					StatusMsg:      clean(sp.Status().Message()),
-					ServiceName:    service,
-					ScopeName:      scopeName,
-					ScopeVersion:   scopeVersion,
-					AttributesJSON: enc.attrs(sp.Attributes()),
-					ResourceJSON:   resourceJSON,
-					EventsJSON:     enc.events(sp.Events()),
-					LinksJSON:      enc.links(sp.Links()),
-					Offset:         offset,
+				traceID, spanID := sp.TraceID(), sp.SpanID()
+				b.Spans = append(b.Spans, store.BatchSpan{
+					TraceID:       b.HexText(traceID[:]),
+					SpanID:        b.HexText(spanID[:]),
+					ParentSpanID:  w.spanID(sp.ParentSpanID()),
+					TraceState:    b.Text(clean(sp.TraceState().AsRaw())),
+					Name:          b.Text(clean(sp.Name())),
+					Kind:          w.constant(kindName(sp.Kind())),
+					StartNS:       int64(sp.StartTimestamp()),
+					EndNS:         int64(sp.EndTimestamp()),
+					StatusCode:    w.constant(statusName(sp.Status().Code())),
+					StatusMessage: b.Text(clean(sp.Status().Message())),
+					ServiceName:   service,
+					ScopeName:     scopeName,
+					ScopeVersion:  scopeVersion,
+					Attributes:    w.attrs(sp.Attributes()),
+					Resource:      resource,
+					Events:        w.events(sp.Events()),
+					Links:         w.links(sp.Links()),
+					Offset:        offset,
 				})
 			}
 		}
@@ -193,13 +196,6 @@ func check(sp ptrace.Span, offset int64, lim Limits) (model.Rejection, bool) {
 	}
 	return model.Rejection{Offset: offset, Reason: reason, Detail: detail,
 		TraceID: sp.TraceID().String(), SpanID: sp.SpanID().String()}, true
-}
-
-func parentID(id pcommon.SpanID) string {
-	if id.IsEmpty() {
-		return ""
-	}
-	return id.String()
 }
 
 func kindName(k ptrace.SpanKind) string {
@@ -236,41 +232,71 @@ func clean(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
-// jsonText writes attribute maps, events and links as compact JSON. It
-// reuses one buffer; every value is text (see the README's spans schema).
-type jsonText struct {
-	buf  []byte
-	keys []string
-	vals []pcommon.Value
+// textWriter adds attribute maps, events and links to a batch. Every
+// attribute value is text (see the README's spans schema); a map keeps one
+// value per key, the last, as pdata's Get does.
+type textWriter struct {
+	b      *store.SpanBatch
+	keys   []string
+	vals   []pcommon.Value
+	consts map[string]store.Text
 }
 
-func (j *jsonText) attrs(m pcommon.Map) string {
-	j.buf = j.appendAttrs(j.buf[:0], m)
-	return string(j.buf)
+// constant adds one of a few fixed strings (kinds, statuses) once per batch.
+func (w *textWriter) constant(s string) store.Text {
+	t, ok := w.consts[s]
+	if !ok {
+		if w.consts == nil {
+			w.consts = map[string]store.Text{}
+		}
+		t = w.b.Text(s)
+		w.consts[s] = t
+	}
+	return t
 }
 
-func (j *jsonText) appendAttrs(b []byte, m pcommon.Map) []byte {
-	keys, vals := j.keys[:0], j.vals[:0]
+// spanID is id in hex, or empty for the all-zero id (no parent, no link).
+func (w *textWriter) spanID(id pcommon.SpanID) store.Text {
+	if id.IsEmpty() {
+		return store.Text{}
+	}
+	return w.b.HexText(id[:])
+}
+
+func (w *textWriter) traceID(id pcommon.TraceID) store.Text {
+	if id.IsEmpty() {
+		return store.Text{}
+	}
+	return w.b.HexText(id[:])
+}
+
+func (w *textWriter) attrs(m pcommon.Map) store.Range {
+	keys, vals := w.keys[:0], w.vals[:0]
 	m.Range(func(k string, v pcommon.Value) bool {
 		keys = append(keys, k)
 		vals = append(vals, v)
 		return true
 	})
-	j.keys, j.vals = keys, vals
+	w.keys, w.vals = keys, vals
 	dups := hasDuplicate(keys)
-	b = append(b, '{')
+	first := len(w.b.Attrs)
 	for i, k := range keys {
 		if dups && slices.Contains(keys[i+1:], k) {
-			continue // a MAP keeps one value per key; the last wins, as in pdata's Get
+			continue
 		}
-		if b[len(b)-1] != '{' {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, k)
-		b = append(b, ':')
-		b = appendJSONString(b, vals[i].AsString())
+		w.b.AddAttr(w.b.Text(clean(k)), w.value(vals[i]))
 	}
-	return append(b, '}')
+	return w.b.AttrsSince(first)
+}
+
+func (w *textWriter) value(v pcommon.Value) store.Text {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return w.b.Text(clean(v.Str()))
+	case pcommon.ValueTypeInt:
+		return w.b.IntText(v.Int())
+	}
+	return w.b.Text(clean(v.AsString()))
 }
 
 // hasDuplicate reports whether a key repeats. Attribute maps are short, so
@@ -284,77 +310,22 @@ func hasDuplicate(keys []string) bool {
 	return false
 }
 
-func (j *jsonText) events(es ptrace.SpanEventSlice) string {
-	if es.Len() == 0 {
-		return "[]"
-	}
-	b := append(j.buf[:0], '[')
+func (w *textWriter) events(es ptrace.SpanEventSlice) store.Range {
+	first := len(w.b.Events)
 	for i := 0; i < es.Len(); i++ {
 		e := es.At(i)
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"name":`...)
-		b = appendJSONString(b, e.Name())
-		b = append(b, `,"time_ns":`...)
-		b = strconv.AppendUint(b, uint64(e.Timestamp()), 10)
-		b = append(b, `,"attributes":`...)
-		b = j.appendAttrs(b, e.Attributes())
-		b = append(b, '}')
+		name := w.b.Text(clean(e.Name()))
+		w.b.Events = append(w.b.Events, store.Event{Name: name, TimeNS: int64(e.Timestamp()), Attributes: w.attrs(e.Attributes())})
 	}
-	j.buf = append(b, ']')
-	return string(j.buf)
+	return store.Range{Start: uint32(first), N: uint32(len(w.b.Events) - first)}
 }
 
-func (j *jsonText) links(ls ptrace.SpanLinkSlice) string {
-	if ls.Len() == 0 {
-		return "[]"
-	}
-	b := append(j.buf[:0], '[')
+func (w *textWriter) links(ls ptrace.SpanLinkSlice) store.Range {
+	first := len(w.b.Links)
 	for i := 0; i < ls.Len(); i++ {
 		l := ls.At(i)
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"trace_id":`...)
-		b = appendJSONString(b, l.TraceID().String())
-		b = append(b, `,"span_id":`...)
-		b = appendJSONString(b, l.SpanID().String())
-		b = append(b, `,"attributes":`...)
-		b = j.appendAttrs(b, l.Attributes())
-		b = append(b, '}')
+		w.b.Links = append(w.b.Links, store.Link{TraceID: w.traceID(l.TraceID()), SpanID: w.spanID(l.SpanID()),
+			Attributes: w.attrs(l.Attributes())})
 	}
-	j.buf = append(b, ']')
-	return string(j.buf)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString quotes s as a JSON string, replacing invalid UTF-8.
-func appendJSONString(b []byte, s string) []byte {
-	s = clean(s)
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return store.Range{Start: uint32(first), N: uint32(len(w.b.Links) - first)}
 }

@@ -60,12 +60,29 @@ func readAll(t *testing.T, data []byte) {
 		if rec.problem != nil && len(d.rejections) != 1 {
 			t.Fatalf("a framing problem gave %d rejections", len(d.rejections))
 		}
-		for _, sp := range d.spans {
+		for _, sp := range spansOf(d) {
 			if sp.EndNS < sp.StartNS || sp.StartNS < earliestNS || sp.EndNS >= latestNS || sp.SpanID == sp.ParentSpanID {
 				t.Fatalf("impossible span stored: %+v", sp)
 			}
 		}
 	}
+}
+
+// span is what the fuzz tests check of a decoded span.
+type span struct {
+	StartNS, EndNS       int64
+	SpanID, ParentSpanID string
+}
+
+func spansOf(d decoded) []span {
+	if d.batch == nil {
+		return nil
+	}
+	out := make([]span, d.batch.Len())
+	for i, sp := range d.batch.Spans {
+		out[i] = span{sp.StartNS, sp.EndNS, d.batch.String(sp.SpanID), d.batch.String(sp.ParentSpanID)}
+	}
+	return out
 }
 
 type countingReader struct {

@@ -159,6 +159,17 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 	if src.size == 0 {
 		return res, rejectWhole(ctx, st, &res, opt, model.Rejection{Reason: "empty_file", Detail: "the file is empty"})
 	}
+	if src.file != nil {
+		// Content seen before has the same size: only then is the file
+		// hashed before it is decoded.
+		if same, err := st.SizeSeen(ctx, src.size); err != nil {
+			return res, err
+		} else if !same {
+			src.hashWhileReading(src.file)
+		} else if err := src.hashFirst(); err != nil {
+			return res, rejectWhole(ctx, st, &res, opt, model.Rejection{Reason: "unreadable", Detail: err.Error()})
+		}
+	}
 	if src.sha != "" {
 		if prev, ok, err := st.SeenFile(ctx, src.sha); err != nil {
 			return res, err
@@ -179,7 +190,14 @@ func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) 
 	}
 	sha := src.sha
 	if sha == "" {
-		sha = hex.EncodeToString(src.hasher.Sum(nil))
+		if sha, err = src.finishHash(); err != nil {
+			tx.Rollback()
+			return res, rejectWhole(ctx, st, &res, opt, model.Rejection{Reason: "unreadable", Detail: err.Error()})
+		}
+		if err := tx.Wait(); err != nil {
+			tx.Rollback()
+			return res, err
+		}
 		if prev, ok, err := st.SeenFile(ctx, sha); err != nil {
 			tx.Rollback()
 			return res, err
@@ -253,12 +271,14 @@ func humanCount(v float64) string {
 	return fmt.Sprintf("%.0f", v)
 }
 
-// input is an opened file or stdin. For a file the hash is known before
-// reading (so a file seen before costs one read, no decoding); for stdin it
-// is computed while reading.
+// input is an opened file or stdin. Its hash is known before reading when
+// content of its size was ingested before (so that a file seen before
+// costs one read, no decoding); otherwise, and always for stdin, it is
+// computed while reading.
 type input struct {
 	r      io.Reader
-	size   int64 // -1 when unknown
+	file   *os.File // nil for stdin
+	size   int64    // -1 when unknown
 	sha    string
 	hasher hash.Hash
 	read   *atomic.Int64
@@ -282,9 +302,8 @@ func openInput(path string, stdin io.Reader) (*input, error) {
 		if stdin == nil {
 			stdin = os.Stdin
 		}
-		in.hasher = sha256.New()
 		in.size = -1
-		in.r = countReader{io.TeeReader(stdin, in.hasher), in.read}
+		in.hashWhileReading(stdin)
 		return in, nil
 	}
 	f, err := os.Open(path)
@@ -296,20 +315,37 @@ func openInput(path string, stdin io.Reader) (*input, error) {
 		f.Close()
 		return nil, err
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("read: %w", err)
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		f.Close()
-		return nil, err
-	}
-	in.sha = hex.EncodeToString(h.Sum(nil))
-	in.size = fi.Size()
-	in.r = countReader{f, in.read}
+	in.file, in.size = f, fi.Size()
 	in.close = func() { f.Close() }
 	return in, nil
+}
+
+func (in *input) hashWhileReading(r io.Reader) {
+	in.hasher = sha256.New()
+	in.r = countReader{io.TeeReader(r, in.hasher), in.read}
+}
+
+// hashFirst reads the whole file for its hash before it is decoded.
+func (in *input) hashFirst() error {
+	h := sha256.New()
+	if _, err := io.Copy(h, in.file); err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	if _, err := in.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	in.sha = hex.EncodeToString(h.Sum(nil))
+	in.r = countReader{in.file, in.read}
+	return nil
+}
+
+// finishHash reads what decoding left unread, so that the hash computed
+// while reading covers the whole input, and returns it.
+func (in *input) finishHash() (string, error) {
+	if _, err := io.Copy(io.Discard, in.r); err != nil {
+		return "", fmt.Errorf("read: %w", err)
+	}
+	return hex.EncodeToString(in.hasher.Sum(nil)), nil
 }
 
 // inFlightBytes bounds the records being framed, queued and decoded at
@@ -393,12 +429,12 @@ func readInto(ctx context.Context, tx *store.FileTx, src *input, res *FileResult
 	for p := range order {
 		d := <-p.out
 		res.Records++
-		for i := range d.spans {
-			if err := tx.Append(&d.spans[i]); err != nil {
+		if d.batch != nil {
+			if err := tx.Add(d.batch); err != nil {
 				return nil, err
 			}
+			res.Spans += int64(d.batch.Len())
 		}
-		res.Spans += int64(len(d.spans))
 		for _, r := range d.rejections {
 			res.Rejected[r.Reason]++
 			logRejection(opt.Log, res.Path, r)

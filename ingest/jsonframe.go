@@ -38,7 +38,27 @@ func (j *jsonState) reset() {
 // the byte that closes the top-level object, or -1. With out set, the bytes
 // up to there are appended to *out, less whitespace outside strings.
 func (sc *jsonScanner) scan(b []byte, out *[]byte) int {
-	for i, c := range b {
+	// Without out, the bytes inside a string up to its closing quote or a
+	// backslash are skipped with IndexByte. nextQuote caches where the
+	// next quote is, so that a string of many escapes is still read once.
+	nextQuote := -1
+	for i := 0; i < len(b); i++ {
+		if out == nil && sc.inStr && !sc.escaped {
+			if nextQuote < i {
+				nextQuote = len(b)
+				if q := bytes.IndexByte(b[i:], '"'); q >= 0 {
+					nextQuote = i + q
+				}
+			}
+			end := nextQuote
+			if e := bytes.IndexByte(b[i:end], '\\'); e >= 0 {
+				end = i + e
+			}
+			if i = end; i == len(b) {
+				return -1
+			}
+		}
+		c := b[i]
 		if out != nil && (sc.inStr || (c != ' ' && c != '\t' && c != '\r' && c != '\n')) {
 			*out = append(*out, c)
 		}

@@ -1,23 +1,18 @@
--- merge_stage: moves staged spans into spans, converting their JSON text to
--- MAP and STRUCT lists. A span's identity is (trace_id, span_id): one
--- already stored, or repeated in the stage, goes in once, and the first copy
--- wins (the one stored before; within a file, the first in file order).
--- Stored copies are looked for among spans starting within $4 ns of the
--- stage's time range ($2..$3): a re-sent span keeps its start time, or
--- nearly, and the range lets DuckDB skip the row groups of older history by
--- their min/max. Duplicates are found on the keys alone so that no step
--- holds whole rows twice. $1 is the file_id.
+-- merge_stage: moves staged spans into spans. A span's identity is
+-- (trace_id, span_id): one already stored, or repeated in the stage, goes
+-- in once, and the first copy wins (the one stored before; within a file,
+-- the first in file order). Stored copies are looked for among spans
+-- starting within $4 ns of the stage's time range ($2..$3): a re-sent span
+-- keeps its start time, or nearly, and the range lets DuckDB skip the row
+-- groups of older history by their min/max. Duplicates are found on the
+-- keys alone so that no step holds whole rows twice. $1 is the file_id.
 -- Yields no rows; the affected-row count is the number of new spans.
 INSERT INTO spans
 SELECT s.trace_id, s.span_id, nullif(s.parent_span_id, ''), nullif(s.trace_state, ''),
        s.name, s.kind, s.start_ns, s.end_ns, s.end_ns - s.start_ns,
        s.status_code, nullif(s.status_message, ''), s.service_name,
        s.scope_name, nullif(s.scope_version, ''),
-       s.attributes::JSON::MAP(VARCHAR, VARCHAR),
-       s.resource::JSON::MAP(VARCHAR, VARCHAR),
-       s.events::JSON::STRUCT(name VARCHAR, time_ns BIGINT, attributes MAP(VARCHAR, VARCHAR))[],
-       s.links::JSON::STRUCT(trace_id VARCHAR, span_id VARCHAR, attributes MAP(VARCHAR, VARCHAR))[],
-       $1
+       s.attributes, s.resource, s.events, s.links, $1
 FROM stage_spans s
 SEMI JOIN (
     SELECT min(k.seq) AS seq

@@ -1,7 +1,9 @@
--- stage: the per-connection temporary table a file's spans are appended to
--- before they are merged into spans. Columns follow model.Span; maps, events
--- and links are still JSON text here; offset is where in
--- its file the span's record starts.
+-- stage: the per-connection temporary table a file's spans are staged in
+-- when they must be merged with care (see merge_conflicts and
+-- merge_stage). Columns follow the staged-spans function that fills it
+-- (internal/store/load.go): empty texts are still '' here; seq numbers the
+-- spans in file order; offset is where in its file the span's record
+-- starts.
 CREATE OR REPLACE TEMP TABLE stage_spans (
     seq             BIGINT,
     trace_id        VARCHAR,
@@ -17,9 +19,9 @@ CREATE OR REPLACE TEMP TABLE stage_spans (
     service_name    VARCHAR,
     scope_name      VARCHAR,
     scope_version   VARCHAR,
-    attributes      VARCHAR,
-    resource        VARCHAR,
-    events          VARCHAR,
-    links           VARCHAR,
+    attributes      MAP(VARCHAR, VARCHAR),
+    resource        MAP(VARCHAR, VARCHAR),
+    events          STRUCT(name VARCHAR, time_ns BIGINT, attributes MAP(VARCHAR, VARCHAR))[],
+    links           STRUCT(trace_id VARCHAR, span_id VARCHAR, attributes MAP(VARCHAR, VARCHAR))[],
     "offset"        BIGINT
 );

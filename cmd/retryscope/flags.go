@@ -58,7 +58,7 @@ type dbFlags struct {
 func (d *dbFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&d.path, "db", defaultDB, "DuckDB database file, created if missing")
 	fs.StringVar(&d.memoryLimit, "memory-limit", "", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk (default: "+ingestMemoryLimit+" while ingesting, DuckDB's own, 80% of RAM, for the rest)")
-	fs.IntVar(&d.threads, "threads", 0, "DuckDB worker threads (default: one per CPU)")
+	fs.IntVar(&d.threads, "threads", 0, "DuckDB worker threads (default: one while ingesting, one per CPU for the rest)")
 	fs.BoolVar(&d.wait, "wait", false, "if another run holds the database, wait for it instead of failing")
 }
 

@@ -13,6 +13,12 @@ import (
 // --memory-limit says otherwise.
 const ingestMemoryLimit = "256MB"
 
+// ingestThreads is DuckDB's number of threads while ingesting, unless
+// --threads says otherwise. DuckDB loads the spans on the thread that runs
+// the statement (the load is one ordered stream), and a second DuckDB
+// thread only spins waiting for it, taking a core from the decoders.
+const ingestThreads = 1
+
 // goMemoryLimit is the Go heap's soft limit during ingest.
 const goMemoryLimit = 192 << 20
 
@@ -74,5 +80,9 @@ func ingestPaths(ctx context.Context, st *store.Store, db dbFlags, paths []strin
 	if db.memoryLimit != "" {
 		limit = ""
 	}
-	return pipeline.Ingest(ctx, st, paths, opt, limit, e.stderr)
+	threads := ingestThreads
+	if db.threads != 0 {
+		threads = 0
+	}
+	return pipeline.Ingest(ctx, st, paths, opt, limit, threads, e.stderr)
 }

@@ -12,14 +12,22 @@ import (
 
 // Ingest runs ingest.Run on paths with a progress line on log (when it is a
 // terminal) and prints the summary line there. A memoryLimit other than ""
-// is DuckDB's memory limit while it runs; the previous one is restored.
-func Ingest(ctx context.Context, st *store.Store, paths []string, opt ingest.Options, memoryLimit string, log io.Writer) (ingest.Summary, error) {
+// is DuckDB's memory limit while it runs, and threads other than 0 its
+// number of threads; the previous ones are restored.
+func Ingest(ctx context.Context, st *store.Store, paths []string, opt ingest.Options, memoryLimit string, threads int, log io.Writer) (ingest.Summary, error) {
 	if memoryLimit != "" {
 		prev, err := st.SetMemoryLimit(ctx, memoryLimit)
 		if err != nil {
 			return ingest.Summary{}, err
 		}
 		defer st.SetMemoryLimit(context.WithoutCancel(ctx), prev)
+	}
+	if threads != 0 {
+		prev, err := st.SetThreads(ctx, threads)
+		if err != nil {
+			return ingest.Summary{}, err
+		}
+		defer st.SetThreads(context.WithoutCancel(ctx), prev)
 	}
 	line := progress.New(log)
 	opt.Log = line

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -41,6 +42,10 @@ type Store struct {
 	Conn *sql.Conn
 	Path string
 	inTx bool
+	// staged is what the staged-spans function yields, while a load
+	// reads it (see load.go).
+	staged           *staged
+	stagedRegistered bool
 }
 
 // Tx runs f in a transaction or, when Tx is already running one on this
@@ -173,6 +178,14 @@ func (s *Store) SeenFile(ctx context.Context, sha256 string) (string, bool, erro
 	return path, err == nil, err
 }
 
+// SizeSeen reports whether content of this many bytes was ingested
+// before: if not, no file of that size can have been.
+func (s *Store) SizeSeen(ctx context.Context, size int64) (bool, error) {
+	var seen bool
+	err := s.Conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM ingest_files WHERE size_bytes = $1)`, size).Scan(&seen)
+	return seen, err
+}
+
 // FileInfo is the ledger row of one ingested file.
 type FileInfo struct {
 	Path        string
@@ -196,21 +209,41 @@ const chunkSpans = 50_000
 // the final transaction, is what makes them count. Spans without a ledger
 // row are removed on open (after a crash) or on Rollback, so a file goes in
 // whole or not at all.
+//
+// A chunk is merged by a goroutine of its own while Add stages the next,
+// so that decoding goes on while DuckDB stores; until Wait, Commit or
+// Rollback, that goroutine alone uses the store's connection.
 type FileTx struct {
-	s        *Store
-	ctx      context.Context
-	path     string
-	FileID   int64
-	app      *duckdb.Appender
-	seq      int64
-	staged   int
-	minStart int64 // the staged spans' range of start_ns
-	maxStart int64
+	s      *Store
+	ctx    context.Context
+	path   string
+	FileID int64
+	seq    int64
+	// next is the chunk being staged; seen holds a hash of every
+	// (trace_id, span_id) of the file so far, so that a chunk knows
+	// whether its spans may repeat one (see merge).
+	next chunk
+	seen spanKeys
+	// chunks go to the merging goroutine, started by the first; merged
+	// says it ended, and failed holds its error.
+	chunks   chan chunk
+	merged   chan struct{}
+	failed   atomic.Pointer[error]
 	spansNew int64
 	// Conflicts counts the spans dropped because their (trace_id,
 	// span_id) came before with other content (see merge_conflicts).
 	Conflicts int64
 	done      bool
+}
+
+// chunk is staged spans merged together.
+type chunk struct {
+	batches            []*SpanBatch
+	spans              int
+	minStart, maxStart int64 // the spans' range of start_ns
+	// repeated is set when a span's key hash was seen before in the file,
+	// so that the span may repeat one.
+	repeated bool
 }
 
 // ResendWindow is how far apart in start time two copies of a span may be
@@ -222,47 +255,99 @@ const ResendWindow = time.Hour
 // BeginFile starts the ingest of one file; path is recorded with the
 // conflicts it brings.
 func (s *Store) BeginFile(ctx context.Context, path string) (*FileTx, error) {
+	if !s.stagedRegistered {
+		if err := s.registerStaged(ctx); err != nil {
+			return nil, fmt.Errorf("register the staged spans: %w", err)
+		}
+		s.stagedRegistered = true
+	}
 	if _, err := s.Conn.ExecContext(ctx, queries.Get("stage")); err != nil {
 		return nil, fmt.Errorf("create staging table: %w", err)
 	}
-	tx := &FileTx{s: s, ctx: ctx, path: path}
+	tx := &FileTx{s: s, ctx: ctx, path: path, seen: newSpanKeys()}
 	err := s.Conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(file_id), 0) FROM ingest_files),
 		(SELECT coalesce(max(file_id), 0) FROM spans)) + 1`).Scan(&tx.FileID)
 	if err != nil {
 		return nil, err
 	}
-	if tx.app, err = s.NewAppender("temp", "stage_spans", StageColumns); err != nil {
-		return nil, fmt.Errorf("open appender: %w", err)
-	}
 	return tx, nil
 }
 
-// StageColumns are the columns of stage_spans (queries/stage.sql) that
-// Append gives, in its order.
+// StageColumns are the columns of stage_spans (queries/stage.sql), which
+// the staged spans are read as, in order.
 var StageColumns = []string{"seq", "trace_id", "span_id", "parent_span_id", "trace_state",
 	"name", "kind", "start_ns", "end_ns", "status_code", "status_message",
 	"service_name", "scope_name", "scope_version",
 	"attributes", "resource", "events", "links", "offset"}
 
-// Append stages one span.
-func (t *FileTx) Append(sp *model.Span) error {
-	t.seq++
-	err := t.app.AppendRow(t.seq, sp.TraceID, sp.SpanID, sp.ParentSpanID, sp.TraceState,
-		sp.Name, sp.Kind, sp.StartNS, sp.EndNS, sp.StatusCode, sp.StatusMsg,
-		sp.ServiceName, sp.ScopeName, sp.ScopeVersion,
-		sp.AttributesJSON, sp.ResourceJSON, sp.EventsJSON, sp.LinksJSON, sp.Offset)
-	if err != nil {
-		return fmt.Errorf("stage span %s/%s: %w", sp.TraceID, sp.SpanID, err)
+// Add stages a batch of spans, the next in file order. The batch must not
+// change afterwards. An error from merging an earlier chunk is returned by
+// the Add after it, or by Commit.
+func (t *FileTx) Add(b *SpanBatch) error {
+	if err := t.failed.Load(); err != nil {
+		return *err
 	}
-	if t.staged == 0 || sp.StartNS < t.minStart {
-		t.minStart = sp.StartNS
+	if len(b.Spans) == 0 {
+		return nil
 	}
-	if t.staged == 0 || sp.StartNS > t.maxStart {
-		t.maxStart = sp.StartNS
+	b.seq = t.seq + 1
+	t.seq += int64(len(b.Spans))
+	c := &t.next
+	for i := range b.Spans {
+		sp := &b.Spans[i]
+		if !t.seen.add(b.bytes(sp.TraceID), b.bytes(sp.SpanID)) {
+			c.repeated = true
+		}
+		if c.spans == 0 || sp.StartNS < c.minStart {
+			c.minStart = sp.StartNS
+		}
+		if c.spans == 0 || sp.StartNS > c.maxStart {
+			c.maxStart = sp.StartNS
+		}
+		c.spans++
 	}
-	t.staged++
-	if t.staged >= chunkSpans {
-		return t.inTx(t.merge)
+	c.batches = append(c.batches, b)
+	if c.spans < chunkSpans {
+		return nil
+	}
+	if t.chunks == nil {
+		t.chunks, t.merged = make(chan chunk), make(chan struct{})
+		go t.mergeChunks()
+	}
+	t.chunks <- t.next
+	t.next = chunk{}
+	return nil
+}
+
+// mergeChunks merges each chunk in a transaction of its own. After an
+// error it takes the chunks still sent without merging them.
+func (t *FileTx) mergeChunks() {
+	defer close(t.merged)
+	for c := range t.chunks {
+		if t.failed.Load() != nil {
+			continue
+		}
+		if err := t.inTx(func() error { return t.merge(c) }); err != nil {
+			t.failed.Store(&err)
+		}
+	}
+}
+
+// Wait returns once every chunk staged so far is merged, with the first
+// error merging one. The store's connection is free for other statements
+// until the next Add, which are not part of the file's transaction.
+func (t *FileTx) Wait() error { return t.waitMerged() }
+
+// waitMerged ends the merging goroutine and returns its error.
+func (t *FileTx) waitMerged() error {
+	if t.chunks == nil {
+		return nil
+	}
+	close(t.chunks)
+	<-t.merged
+	t.chunks = nil
+	if err := t.failed.Load(); err != nil {
+		return *err
 	}
 	return nil
 }
@@ -280,55 +365,92 @@ func (t *FileTx) inTx(f func() error) error {
 	return err
 }
 
-func (t *FileTx) merge() error {
-	if err := t.app.Flush(); err != nil {
-		return fmt.Errorf("flush staged spans: %w", err)
-	}
-	if t.staged == 0 {
+// merge moves a chunk into spans. When none of its spans can repeat a span
+// stored before or staged with them, that is a plain insert (load_spans):
+// the file has not shown their keys before, and no earlier file stored a
+// span with one of their keys in their time window (merge_needed, then
+// merge_repeats). Otherwise they go through stage_spans, merge_conflicts
+// and merge_stage, which keep the first copy of each span and record the
+// conflicts.
+func (t *FileTx) merge(c chunk) error {
+	if c.spans == 0 {
 		return nil
 	}
-	res, err := t.s.Conn.ExecContext(t.ctx, queries.Get("merge_conflicts"), t.FileID, t.minStart, t.maxStart,
+	if !c.repeated {
+		repeats, err := t.repeatsStored(c)
+		if err != nil {
+			return fmt.Errorf("look for stored spans the staged ones may repeat: %w", err)
+		}
+		if !repeats {
+			n, err := t.s.load(t.ctx, c.batches, queries.Get("load_spans"), t.FileID)
+			if err != nil {
+				return fmt.Errorf("load staged spans: %w", err)
+			}
+			t.spansNew += n
+			return nil
+		}
+	}
+	if _, err := t.s.load(t.ctx, c.batches, `INSERT INTO stage_spans SELECT * FROM `+stagedFunctionName+`()`); err != nil {
+		return fmt.Errorf("stage spans: %w", err)
+	}
+	res, err := t.s.Conn.ExecContext(t.ctx, queries.Get("merge_conflicts"), t.FileID, c.minStart, c.maxStart,
 		int64(ResendWindow), t.path)
 	if err != nil {
 		return fmt.Errorf("record conflicting spans: %w", err)
 	}
 	n, _ := res.RowsAffected()
 	t.Conflicts += n
-	res, err = t.s.Conn.ExecContext(t.ctx, queries.Get("merge_stage"), t.FileID, t.minStart, t.maxStart, int64(ResendWindow))
+	res, err = t.s.Conn.ExecContext(t.ctx, queries.Get("merge_stage"), t.FileID, c.minStart, c.maxStart, int64(ResendWindow))
 	if err != nil {
 		return fmt.Errorf("merge staged spans: %w", err)
 	}
 	n, _ = res.RowsAffected()
 	t.spansNew += n
-	if _, err := t.s.Conn.ExecContext(t.ctx, "DELETE FROM stage_spans"); err != nil {
-		return err
+	_, err = t.s.Conn.ExecContext(t.ctx, "DELETE FROM stage_spans")
+	return err
+}
+
+// repeatsStored reports whether a span of the chunk has the key of a span
+// an earlier file stored within the re-send window of the chunk's time
+// range. Most often no earlier file has a span in that window at all,
+// which is cheaper to find out first.
+func (t *FileTx) repeatsStored(c chunk) (bool, error) {
+	args := []any{t.FileID, c.minStart, c.maxStart, int64(ResendWindow)}
+	var found bool
+	if err := t.s.Conn.QueryRowContext(t.ctx, queries.Get("merge_needed"), args...).Scan(&found); err != nil || !found {
+		return found, err
 	}
-	t.staged = 0
-	return nil
+	err := t.s.withStaged(c.batches, func() error {
+		return t.s.Conn.QueryRowContext(t.ctx, queries.Get("merge_repeats"), args...).Scan(&found)
+	})
+	return found, err
 }
 
 // Commit merges what is staged and writes the ledger row and the
 // rejections in one transaction. It returns the number of spans that were
 // new.
 func (t *FileTx) Commit(info FileInfo, rejections []model.Rejection) (int64, error) {
-	err := t.inTx(func() error {
-		if err := t.merge(); err != nil {
-			return err
-		}
-		_, err := t.s.Conn.ExecContext(t.ctx, `INSERT INTO ingest_files VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`,
-			t.FileID, info.Path, info.SHA256, info.SizeBytes, info.Format, info.Compression,
-			info.Records, info.SpansRead, t.spansNew, info.Rejected+t.Conflicts, info.Seconds)
-		if err != nil {
-			return fmt.Errorf("write ledger: %w", err)
-		}
-		return t.s.insertRejections(t.ctx, t.FileID, info.Path, rejections)
-	})
+	err := t.waitMerged()
+	if err == nil {
+		err = t.inTx(func() error {
+			if err := t.merge(t.next); err != nil {
+				return err
+			}
+			t.next = chunk{}
+			_, err := t.s.Conn.ExecContext(t.ctx, `INSERT INTO ingest_files VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`,
+				t.FileID, info.Path, info.SHA256, info.SizeBytes, info.Format, info.Compression,
+				info.Records, info.SpansRead, t.spansNew, info.Rejected+t.Conflicts, info.Seconds)
+			if err != nil {
+				return fmt.Errorf("write ledger: %w", err)
+			}
+			return t.s.insertRejections(t.ctx, t.FileID, info.Path, rejections)
+		})
+	}
 	if err != nil {
 		t.Rollback()
 		return 0, err
 	}
 	t.done = true
-	t.app.Close()
 	return t.spansNew, nil
 }
 
@@ -339,9 +461,7 @@ func (t *FileTx) Rollback() {
 		return
 	}
 	t.done = true
-	if t.app != nil {
-		t.app.Close()
-	}
+	t.waitMerged()
 	ctx := context.WithoutCancel(t.ctx)
 	t.s.Conn.ExecContext(ctx, `DELETE FROM spans WHERE file_id = $1`, t.FileID)
 	t.s.Conn.ExecContext(ctx, `DELETE FROM ingest_errors WHERE file_id = $1`, t.FileID)
@@ -441,6 +561,20 @@ func (s *Store) SetMemoryLimit(ctx context.Context, limit string) (string, error
 		return prev, fmt.Errorf("memory limit %q: want a size such as 512MB or 4GB", limit)
 	}
 	_, err := s.Conn.ExecContext(ctx, fmt.Sprintf(`SET memory_limit = '%s'`, limit))
+	return prev, err
+}
+
+// SetThreads changes DuckDB's number of threads and returns the number it
+// replaces, to be set back later.
+func (s *Store) SetThreads(ctx context.Context, n int) (int, error) {
+	var prev int
+	if err := s.Conn.QueryRowContext(ctx, `SELECT current_setting('threads')`).Scan(&prev); err != nil {
+		return 0, err
+	}
+	if n < 1 {
+		return prev, fmt.Errorf("threads %d: want a positive number", n)
+	}
+	_, err := s.Conn.ExecContext(ctx, fmt.Sprintf(`SET threads = %d`, n))
 	return prev, err
 }
 

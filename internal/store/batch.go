@@ -1,0 +1,110 @@
+package store
+
+import (
+	"encoding/hex"
+	"math"
+	"strconv"
+)
+
+// SpanBatch holds decoded spans ready to load: every string they hold is in
+// one buffer, and maps, events and links are ranges of shared slices, so
+// that building a batch allocates little and loading it copies no string
+// twice. The ingest's decoders each fill their own batches in parallel;
+// FileTx.Add takes them in file order.
+type SpanBatch struct {
+	text   []byte
+	Spans  []BatchSpan
+	Attrs  []Attr // the entries of every attribute map of the batch
+	Events []Event
+	Links  []Link
+	// seq is the file-order number of Spans[0] (see stage.sql).
+	seq int64
+}
+
+// Text is a string held in its batch.
+type Text struct{ off, n uint32 }
+
+// Range is a run of entries of one of the batch's slices (Attrs, Events or
+// Links).
+type Range struct{ Start, N uint32 }
+
+// BatchSpan is one span of a batch. Its columns are those of stage.sql;
+// empty texts become NULL where spans allows NULL.
+type BatchSpan struct {
+	TraceID, SpanID, ParentSpanID, TraceState, Name, Kind Text
+	StatusCode, StatusMessage, ServiceName, ScopeName     Text
+	ScopeVersion                                          Text
+	StartNS, EndNS                                        int64
+	Attributes, Resource                                  Range // of Attrs
+	Events                                                Range // of Events
+	Links                                                 Range // of Links
+	// Offset is where the record holding the span starts in its file.
+	Offset int64
+}
+
+// Attr is one entry of an attribute map: its value as text.
+type Attr struct{ Key, Value Text }
+
+// Event is a span event.
+type Event struct {
+	Name       Text
+	TimeNS     int64
+	Attributes Range
+}
+
+// Link is a span link.
+type Link struct {
+	TraceID, SpanID Text
+	Attributes      Range
+}
+
+// Text adds s to the batch. s must be valid UTF-8. A batch holds one
+// record's spans, and a record is at most 256 MB (ingest.MaxRecordBytes),
+// whose text, even with ids in hex and numbers in decimal, is a few times
+// that: far from the 4 GB a Text can address.
+func (b *SpanBatch) Text(s string) Text {
+	t := Text{b.offset(len(s)), uint32(len(s))}
+	b.text = append(b.text, s...)
+	return t
+}
+
+// HexText adds id in lowercase hex.
+func (b *SpanBatch) HexText(id []byte) Text {
+	t := Text{b.offset(2 * len(id)), uint32(2 * len(id))}
+	b.text = hex.AppendEncode(b.text, id)
+	return t
+}
+
+func (b *SpanBatch) offset(n int) uint32 {
+	if uint64(len(b.text))+uint64(n) > math.MaxUint32 {
+		panic("store: a span batch holds more than 4 GB of text")
+	}
+	return uint32(len(b.text))
+}
+
+// String returns a text of the batch as a Go string (a copy).
+func (b *SpanBatch) String(t Text) string { return string(b.bytes(t)) }
+
+func (b *SpanBatch) bytes(t Text) []byte { return b.text[t.off : t.off+t.n] }
+
+// AddAttr appends an attribute entry; a map is the Range of the entries
+// appended for it (see AttrRange).
+func (b *SpanBatch) AddAttr(key, value Text) { b.Attrs = append(b.Attrs, Attr{key, value}) }
+
+// AttrsSince is the range of the attribute entries appended since Attrs
+// had n entries.
+func (b *SpanBatch) AttrsSince(n int) Range {
+	return Range{uint32(n), uint32(len(b.Attrs) - n)}
+}
+
+// Len is the number of spans in the batch.
+func (b *SpanBatch) Len() int { return len(b.Spans) }
+
+// IntText adds i in decimal.
+func (b *SpanBatch) IntText(i int64) Text {
+	var digits [20]byte
+	d := strconv.AppendInt(digits[:0], i, 10)
+	t := Text{b.offset(len(d)), uint32(len(d))}
+	b.text = append(b.text, d...)
+	return t
+}

@@ -1,0 +1,22 @@
+package store
+
+import (
+	"encoding/binary"
+	"testing"
+)
+
+// Every key is new once, and only once, across the table's growth.
+func TestSpanKeys(t *testing.T) {
+	k := newSpanKeys()
+	id := func(i int) []byte { return binary.BigEndian.AppendUint64(nil, uint64(i)) }
+	for round := range 2 {
+		for i := range 100_000 {
+			if got := k.add(id(i), id(i+1)); got != (round == 0) {
+				t.Fatalf("round %d, key %d: new = %v", round, i, got)
+			}
+		}
+	}
+	if k.n != 100_000 {
+		t.Fatalf("%d keys held, want 100000", k.n)
+	}
+}

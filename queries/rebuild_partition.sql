@@ -4,5 +4,5 @@
 -- trace_hash.
 SELECT * EXCLUDE (trace_hash)
 FROM rebuild_facts
-WHERE trace_hash % $1 = $2
+WHERE trace_hash % $1::UBIGINT = $2::UBIGINT
 ORDER BY trace_id, start_ns, span_id

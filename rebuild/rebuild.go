@@ -122,7 +122,10 @@ func Run(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_clear")); err != nil {
 		return Stats{}, fmt.Errorf("clear rebuilt tables: %w", err)
 	}
-	if _, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW rebuild_source AS SELECT * FROM spans`); err != nil {
+	// Every span is read, and every request is built anew.
+	_, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW rebuild_source AS SELECT * FROM spans;
+		CREATE OR REPLACE TEMP VIEW rebuild_built AS SELECT request_id FROM requests`)
+	if err != nil {
 		return Stats{}, err
 	}
 	if err := crashpoint.Hit("rebuild.cleared"); err != nil {
@@ -155,8 +158,12 @@ func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) 
 	if err := crashpoint.Hit("rebuild.cleared"); err != nil {
 		return Stats{}, err
 	}
+	// The requests of the scope's traces are the ones built anew (a
+	// request's trace is its anchor's, or its first attempt's).
 	_, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW rebuild_source AS
-		SELECT * FROM spans WHERE trace_id IN (SELECT trace_id FROM rebuild_scope)`)
+		SELECT * FROM spans WHERE trace_id IN (SELECT trace_id FROM rebuild_scope);
+		CREATE OR REPLACE TEMP VIEW rebuild_built AS
+		SELECT request_id FROM requests WHERE trace_id IN (SELECT trace_id FROM rebuild_scope)`)
 	if err != nil {
 		return Stats{}, err
 	}

@@ -336,7 +336,12 @@ func (o Options) fingerprint() string {
 // slice by slice (rebuild_partition) and hands over one trace at a time,
 // telling progress (when set) how many of the spans it has handed over.
 func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(done, total int64), each func([]*span) error) error {
-	_, err := conn.ExecContext(ctx, queries.Get("rebuild_spans"), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model)
+	var sourceSpans int64
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM rebuild_source").Scan(&sourceSpans); err != nil {
+		return err
+	}
+	slices := max(1, (sourceSpans+factsPerSlice-1)/factsPerSlice)
+	_, err := conn.ExecContext(ctx, queries.Get("rebuild_spans"), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model, slices)
 	if err != nil {
 		return err
 	}
@@ -345,7 +350,6 @@ func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(do
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM rebuild_facts").Scan(&n); err != nil {
 		return err
 	}
-	slices := max(1, (n+factsPerSlice-1)/factsPerSlice)
 	var done int64
 	counted := func(trace []*span) error {
 		done += int64(len(trace))
@@ -355,15 +359,15 @@ func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(do
 		return each(trace)
 	}
 	for k := range slices {
-		if err := readSlice(ctx, conn, slices, k, counted); err != nil {
+		if err := readSlice(ctx, conn, k, counted); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func readSlice(ctx context.Context, conn *sql.Conn, slices, k int64, each func([]*span) error) error {
-	rows, err := conn.QueryContext(ctx, queries.Get("rebuild_partition"), slices, k)
+func readSlice(ctx context.Context, conn *sql.Conn, k int64, each func([]*span) error) error {
+	rows, err := conn.QueryContext(ctx, queries.Get("rebuild_partition"), k)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,10 @@
 -- Parameters (rebuild.Keys, user keys first, then the defaults): $1 logical
 -- id attributes, $2 attempt-number attributes (1 = first), $3 first-token
 -- event names, $4 route attributes, $5 model attributes. The first key a
--- span has wins.
+-- span has wins. $6: how many slices the traces are dealt into; the rows
+-- are stored in slice order, so reading one slice skips the others' row
+-- groups instead of scanning them all (reading every slice stays linear
+-- in the spans, at 10M as at 1M).
 --
 -- Columns:
 --   trace_id, span_id, parent_span_id, parent_exported (the parent span is
@@ -55,7 +58,7 @@
 --   server_end_ns, server_model, server_output_tokens: from SERVER children
 --     (the callee), which are never attempts themselves;
 --   attempt_max: the attempt cap a counter states (amz-sdk-request max=M);
---   trace_hash: hash(trace_id), to slice the traces.
+--   slice: hash(trace_id) % $6, the slice of traces the span is read in.
 CREATE OR REPLACE TEMP TABLE rebuild_facts AS
 WITH attempt_parents AS (
     SELECT DISTINCT hash(trace_id, parent_span_id) AS k
@@ -225,7 +228,8 @@ SELECT
     e.input_tokens, e.output_tokens, e.request_params, e.input_hash, e.retry_event_ns,
     srv.server_end_ns, srv.server_model, srv.server_output_tokens,
     TRY_CAST(regexp_extract(e.amz_request, 'max=(\d+)', 1) AS BIGINT) AS attempt_max,
-    hash(e.trace_id) AS trace_hash
+    hash(e.trace_id) % $6::UBIGINT AS slice
 FROM e
 LEFT JOIN (SELECT hash(trace_id, span_id) AS k FROM rebuild_source) p ON p.k = hash(e.trace_id, e.parent_span_id)
-LEFT JOIN srv ON srv.k = hash(e.trace_id, e.span_id);
+LEFT JOIN srv ON srv.k = hash(e.trace_id, e.span_id)
+ORDER BY slice;

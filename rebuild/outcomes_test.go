@@ -3,10 +3,13 @@ package rebuild_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/gen"
@@ -192,5 +195,67 @@ func TestMigrationAddsNewColumns(t *testing.T) {
 	}
 	if n := testkit.Count(t, st, `SELECT count(*) FROM attempts WHERE serve_ms IS NOT NULL`); n == 0 {
 		t.Error("no attempt phases after the migration")
+	}
+}
+
+// TestOutcomesFollowLaterFiles: an update judges again the requests it did
+// not rebuild whose detail the new file changes: a later request with more
+// attempts raises its segment's cap seen (the earlier request is no longer
+// attempt_cap, the later one is), and later spans move the dump's end
+// past a loop that looked unfinished. Each update must give what one full
+// rebuild over the same files gives.
+func TestOutcomesFollowLaterFiles(t *testing.T) {
+	get := func(trace, id, parent string, startMs float64) fspan {
+		return fspan{trace: trace, id: id, parent: parent, service: "shop", scope: "io.opentelemetry.okhttp-3.0", name: "GET",
+			kind: client, startMs: startMs, endMs: startMs + 50, errMsg: "HTTP 500", attrs: map[string]any{"http.request.method": "GET",
+				"url.full": "http://inv:8080/v1/stock", "server.address": "inv", "http.response.status_code": 500, "error.type": "500"}}
+	}
+	loop := func(trace, id string, startMs float64, tries int) []fspan {
+		out := []fspan{{trace: trace, id: id, service: "shop", scope: "shop", name: "sync", kind: internal,
+			startMs: startMs, endMs: startMs + 300*float64(tries), errMsg: "giving up"}}
+		for i := range tries {
+			out = append(out, get(trace, id[:15]+strconv.Itoa(i+2), id, startMs+10+300*float64(i)))
+		}
+		return out
+	}
+	first, second, third := newFixture(), newFixture(), newFixture()
+	for _, s := range loop("c1111111111111111111111111111111", "d100000000000001", 0, 2) {
+		first.add(s)
+	}
+	// Its logical span had not been exported when the first file was cut.
+	first.add(get("c2222222222222222222222222222222", "d200000000000002", "d200000000000001", 900))
+	first.add(get("c2222222222222222222222222222222", "d200000000000003", "d200000000000001", 1200))
+	for _, s := range loop("c3333333333333333333333333333333", "d300000000000001", 60_000, 3) {
+		second.add(s)
+	}
+	for _, s := range loop("c4444444444444444444444444444444", "d400000000000001", 120_000, 2) {
+		third.add(s)
+	}
+	paths := writeParts(t, []ptrace.Traces{first.td, second.td, third.td})
+	ctx := context.Background()
+	inc := testkit.Open(t)
+	for i, p := range paths {
+		if _, err := ingest.Run(ctx, inc, []string{p}, ingest.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if did, err := rebuild.Ensure(ctx, inc, rebuild.Options{}); err != nil || !did {
+			t.Fatalf("update after file %d: did %v, err %v", i, did, err)
+		}
+		full := testkit.Open(t)
+		if _, err := ingest.Run(ctx, full, paths[:i+1], ingest.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rebuild.Run(ctx, full, rebuild.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := outcomeDetails(t, inc), outcomeDetails(t, full); !maps.Equal(got, want) {
+			t.Errorf("after file %d: outcome_detail %v, a full rebuild gives %v", i, got, want)
+		}
+		if i == 0 {
+			if d := outcomeDetails(t, inc); d["c1111111111111111111111111111111:d100000000000001"] != "attempt_cap" ||
+				d["c2222222222222222222222222222222:d200000000000002"] != "unfinished" {
+				t.Fatalf("after the first file: %v, want attempt_cap and unfinished: the test shows nothing", d)
+			}
+		}
 	}
 }

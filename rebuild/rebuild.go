@@ -122,7 +122,10 @@ func Run(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_clear")); err != nil {
 		return Stats{}, fmt.Errorf("clear rebuilt tables: %w", err)
 	}
-	if _, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW rebuild_source AS SELECT * FROM spans`); err != nil {
+	// Every span is read, and every request is built anew.
+	_, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW rebuild_source AS SELECT * FROM spans;
+		CREATE OR REPLACE TEMP VIEW rebuild_built AS SELECT request_id FROM requests`)
+	if err != nil {
 		return Stats{}, err
 	}
 	if err := crashpoint.Hit("rebuild.cleared"); err != nil {
@@ -155,8 +158,12 @@ func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) 
 	if err := crashpoint.Hit("rebuild.cleared"); err != nil {
 		return Stats{}, err
 	}
+	// The requests of the scope's traces are the ones built anew (a
+	// request's trace is its anchor's, or its first attempt's).
 	_, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW rebuild_source AS
-		SELECT * FROM spans WHERE trace_id IN (SELECT trace_id FROM rebuild_scope)`)
+		SELECT * FROM spans WHERE trace_id IN (SELECT trace_id FROM rebuild_scope);
+		CREATE OR REPLACE TEMP VIEW rebuild_built AS
+		SELECT request_id FROM requests WHERE trace_id IN (SELECT trace_id FROM rebuild_scope)`)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -328,8 +335,21 @@ func (o Options) fingerprint() string {
 // readTraces extracts the span facts (rebuild_spans), then reads them back
 // slice by slice (rebuild_partition) and hands over one trace at a time,
 // telling progress (when set) how many of the spans it has handed over.
+//
+// A goroutine reads the next slice while each groups and writes the traces
+// of the one before: reading (DuckDB's query, then every value through the
+// driver) and writing (the appenders) take about as long, and one after
+// the other they left the second core idle. The traces still come in
+// slice order. The driver materialises each query result, so reading rows
+// needs no lock on the connection; a query and an appender's flush into
+// the table each take DuckDB's lock on the connection, one at a time.
 func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(done, total int64), each func([]*span) error) error {
-	_, err := conn.ExecContext(ctx, queries.Get("rebuild_spans"), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model)
+	var sourceSpans int64
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM rebuild_source").Scan(&sourceSpans); err != nil {
+		return err
+	}
+	slices := max(1, (sourceSpans+factsPerSlice-1)/factsPerSlice)
+	_, err := conn.ExecContext(ctx, queries.Get("rebuild_spans"), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model, slices)
 	if err != nil {
 		return err
 	}
@@ -338,48 +358,72 @@ func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(do
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM rebuild_facts").Scan(&n); err != nil {
 		return err
 	}
-	slices := max(1, (n+factsPerSlice-1)/factsPerSlice)
+	readCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	read := make(chan [][]*span)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(read)
+		for k := range slices {
+			traces, err := readSlice(readCtx, conn, k)
+			if err == nil {
+				select {
+				case read <- traces:
+				case <-readCtx.Done():
+					err = readCtx.Err()
+				}
+			}
+			if err != nil {
+				readErr <- err
+				return
+			}
+		}
+		readErr <- nil
+	}()
 	var done int64
-	counted := func(trace []*span) error {
-		done += int64(len(trace))
-		if progress != nil {
-			progress(done, n)
+	for traces := range read {
+		for _, trace := range traces {
+			done += int64(len(trace))
+			if progress != nil {
+				progress(done, n)
+			}
+			if err := each(trace); err != nil {
+				stop()
+				for range read {
+				}
+				<-readErr
+				return err
+			}
 		}
-		return each(trace)
 	}
-	for k := range slices {
-		if err := readSlice(ctx, conn, slices, k, counted); err != nil {
-			return err
-		}
-	}
-	return nil
+	return <-readErr
 }
 
-func readSlice(ctx context.Context, conn *sql.Conn, slices, k int64, each func([]*span) error) error {
-	rows, err := conn.QueryContext(ctx, queries.Get("rebuild_partition"), slices, k)
+// readSlice reads slice k of the span facts, trace by trace.
+func readSlice(ctx context.Context, conn *sql.Conn, k int64) ([][]*span, error) {
+	rows, err := conn.QueryContext(ctx, queries.Get("rebuild_partition"), k)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rows.Close()
+	var traces [][]*span
 	var trace []*span
 	for rows.Next() {
 		s, err := scanSpan(rows)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(trace) > 0 && trace[0].traceID != s.traceID {
-			if err := each(trace); err != nil {
-				return err
-			}
+			traces = append(traces, trace)
 			trace = nil
 		}
 		trace = append(trace, s)
 	}
 	if err := rows.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	if len(trace) > 0 {
-		return each(trace)
+		traces = append(traces, trace)
 	}
-	return nil
+	return traces, nil
 }

@@ -185,17 +185,26 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	whole := segment.Spec{Since: spec.Since, Until: spec.Until, CI: spec.CI, Seed: spec.Seed,
 		Resamples: spec.Resamples, MinTail: spec.MinTail, BaselineKind: spec.BaselineKind, Samples: true, Prices: spec.Prices,
 		TaskKey: spec.TaskKey, By: findingDims(), MinCohort: 1}
-	all, err := segment.Compute(ctx, st, whole)
+	// Without filters the segments read the workload's requests, so both
+	// are computed from one read.
+	specs := []segment.Spec{whole}
+	if len(spec.By) > 0 && len(spec.Where) == 0 {
+		specs = append(specs, spec)
+	}
+	results, err := segment.ComputeMany(ctx, st, specs)
 	if err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
+	all := results[0]
 	rep.Workload.Measures, rep.samples = all.Workload, all.Samples
 	rep.settings.baseline, rep.settings.seed, rep.settings.resamples = all.Baseline, all.Seed, all.Resamples
 	rep.settings.minCohort = cmp.Or(spec.MinCohort, segment.DefaultMinCohort)
 	rep.Notes = all.Notes
 	if len(spec.By) > 0 || len(spec.Where) > 0 {
-		res, err := segment.Compute(ctx, st, spec)
-		if err != nil {
+		var res segment.Result
+		if len(results) > 1 {
+			res = results[1]
+		} else if res, err = segment.Compute(ctx, st, spec); err != nil {
 			return nil, fmt.Errorf("segments: %w", err)
 		}
 		rep.Segments, rep.SegmentBy, rep.Notes = res.Segments, res.Dims, res.Notes

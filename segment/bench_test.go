@@ -89,3 +89,19 @@ func BenchmarkComputeByRegionModel(b *testing.B) {
 func BenchmarkComputeByTriggerCI(b *testing.B) {
 	benchCompute(b, Spec{By: []Dim{{Kind: KindTrigger}}, CI: true})
 }
+
+// BenchmarkComputeManyWorkloadAndTrigger is what a default report
+// computes: the workload by the findings' dimensions and the segments by
+// trigger, from one read of the requests.
+func BenchmarkComputeManyWorkloadAndTrigger(b *testing.B) {
+	st := benchStore(b)
+	specs := []Spec{
+		{By: []Dim{{Kind: KindService}, {Kind: KindOperation}, {Kind: KindRoute}}, MinCohort: 1, Samples: true},
+		{By: []Dim{{Kind: KindTrigger}}},
+	}
+	for b.Loop() {
+		if _, err := ComputeMany(context.Background(), st, specs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

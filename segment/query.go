@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -207,9 +206,9 @@ type cohort struct {
 	rows   []int32 // indexes into the loaded rows
 }
 
-// loadRows runs the segment query and returns each request, grouped into
-// cohorts in the order each combination was first seen.
-func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int64, baseline bool) ([]reqRow, []*cohort, error) {
+// loadRows runs the segment query and returns each request, and the
+// values of its dimensions: those of row i are values[i*len(spec.By):].
+func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int64, baseline bool) ([]reqRow, []string, error) {
 	var q query
 	text := q.build(spec, since, until, baseline)
 	rows, err := st.Conn.QueryContext(ctx, text, q.args...)
@@ -218,9 +217,8 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	}
 	defer rows.Close()
 	var (
-		out     []reqRow
-		cohorts []*cohort
-		byKey   = make(map[string]*cohort)
+		out    []reqRow
+		values []string
 	)
 	dims := make([]string, len(spec.By))
 	var (
@@ -256,20 +254,33 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		r.provenance = prov.String
 		r.detail, r.finalMs, r.sdkMax, r.model = detail.String, finalMs.Float64, sdkMax.Int32, mdl.String
 		r.firstTokenSeen = orNaN(seen)
-		key := strings.Join(dims, "\x00")
-		c := byKey[key]
-		if c == nil {
-			c = &cohort{values: slices.Clone(dims)}
-			byKey[key] = c
-			cohorts = append(cohorts, c)
-		}
-		c.rows = append(c.rows, int32(len(out)))
+		values = append(values, dims...)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("segment requests: %w", err)
 	}
-	return out, cohorts, nil
+	return out, values, nil
+}
+
+// cohortsOf groups rows requests into cohorts by their values of n
+// dimensions from the first-th on (values as loadRows gives them, width
+// per row), in the order each combination was first seen.
+func cohortsOf(rows int, values []string, width, first, n int) []*cohort {
+	var cohorts []*cohort
+	byKey := make(map[string]*cohort)
+	for i := range rows {
+		dims := values[i*width+first : i*width+first+n]
+		key := strings.Join(dims, "\x00")
+		c := byKey[key]
+		if c == nil {
+			c = &cohort{values: append([]string{}, dims...)}
+			byKey[key] = c
+			cohorts = append(cohorts, c)
+		}
+		c.rows = append(c.rows, int32(i))
+	}
+	return cohorts
 }
 
 func orNaN(v sql.NullFloat64) float64 {

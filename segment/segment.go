@@ -224,12 +224,78 @@ func (spec *Spec) normalize() (stats, error) {
 
 // Compute segments the requests table of st as spec says.
 func Compute(ctx context.Context, st *store.Store, spec Spec) (Result, error) {
-	spec.By = slices.Clone(spec.By)
-	spec.Where = slices.Clone(spec.Where)
-	s, err := spec.normalize()
+	res, err := ComputeMany(ctx, st, []Spec{spec})
 	if err != nil {
-		return Result{}, fmt.Errorf("segment: %w", err)
+		return Result{}, err
 	}
+	return res[0], nil
+}
+
+// ComputeMany is Compute for several specs that read the same requests
+// (the same Where, Since, Until, BaselineKind and TaskKey) and may differ
+// in everything else: it reads the requests once, with the dimensions of
+// every spec, and gives one Result per spec, in order.
+func ComputeMany(ctx context.Context, st *store.Store, specs []Spec) ([]Result, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	read := specs[0]
+	read.By = nil
+	out := make([]Result, len(specs))
+	all := make([]stats, len(specs))
+	for i := range specs {
+		spec := &specs[i]
+		spec.By = slices.Clone(spec.By)
+		spec.Where = slices.Clone(spec.Where)
+		s, err := spec.normalize()
+		if err != nil {
+			return nil, fmt.Errorf("segment: %w", err)
+		}
+		if !sameRequests(spec, &specs[0]) {
+			return nil, fmt.Errorf("segment: spec %d reads other requests than spec 0", i)
+		}
+		all[i] = s
+		read.By = append(read.By, spec.By...)
+	}
+	read.Where = specs[0].Where
+	withBaseline := false
+	if read.BaselineKind != "" {
+		var err error
+		if withBaseline, err = st.BaselinesComputed(ctx); err != nil {
+			return nil, fmt.Errorf("segment: look for baselines: %w", err)
+		}
+	}
+	since, until := int64(math.MinInt64), int64(math.MaxInt64)
+	if !read.Since.IsZero() {
+		since = read.Since.UnixNano()
+	}
+	if !read.Until.IsZero() {
+		until = read.Until.UnixNano()
+	}
+	rows, values, err := loadRows(ctx, st, &read, since, until, withBaseline)
+	if err != nil {
+		return nil, err
+	}
+	first := 0
+	for i := range specs {
+		n := len(specs[i].By)
+		out[i] = measureSpec(&specs[i], all[i], rows, cohortsOf(len(rows), values, len(read.By), first, n), withBaseline)
+		first += n
+	}
+	return out, nil
+}
+
+// sameRequests: specs a and b read the same requests.
+func sameRequests(a, b *Spec) bool {
+	return a.Since.Equal(b.Since) && a.Until.Equal(b.Until) && a.BaselineKind == b.BaselineKind &&
+		a.TaskKey == b.TaskKey && slices.EqualFunc(a.Where, b.Where, func(x, y Filter) bool {
+		return x.Dim.Key() == y.Dim.Key() && x.Exclude == y.Exclude && slices.Equal(x.Values, y.Values)
+	})
+}
+
+// measureSpec measures the requests rows, grouped into cohorts by spec's
+// dimensions, as spec asks.
+func measureSpec(spec *Spec, s stats, rows []reqRow, cohorts []*cohort, withBaseline bool) Result {
 	res := Result{
 		Definition: model.PercentileDefinition,
 		MinCohort:  spec.MinCohort,
@@ -244,28 +310,12 @@ func Compute(ctx context.Context, st *store.Store, spec Spec) (Result, error) {
 	for _, d := range spec.By {
 		res.Dims = append(res.Dims, d.Key())
 	}
-	withBaseline := false
 	if spec.BaselineKind != "" {
-		withBaseline, err = st.BaselinesComputed(ctx)
-		if err != nil {
-			return Result{}, fmt.Errorf("segment: look for baselines: %w", err)
-		}
 		if withBaseline {
 			s.baseline, res.Baseline = spec.BaselineKind, spec.BaselineKind
 		} else {
 			res.Notes = append(res.Notes, fmt.Sprintf("added latency against %q left out: no baselines computed yet", spec.BaselineKind))
 		}
-	}
-	since, until := int64(math.MinInt64), int64(math.MaxInt64)
-	if !spec.Since.IsZero() {
-		since = spec.Since.UnixNano()
-	}
-	if !spec.Until.IsZero() {
-		until = spec.Until.UnixNano()
-	}
-	rows, cohorts, err := loadRows(ctx, st, &spec, since, until, withBaseline)
-	if err != nil {
-		return Result{}, err
 	}
 	if spec.Samples {
 		res.Samples = make([]Sample, len(rows))
@@ -302,7 +352,7 @@ func Compute(ctx context.Context, st *store.Store, spec Spec) (Result, error) {
 	}
 	wg.Wait()
 	sortSegments(res.Segments, spec.Sort)
-	return res, nil
+	return res
 }
 
 // pool is a segment to report: a cohort, or cohorts pooled into "(other)".

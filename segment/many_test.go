@@ -1,0 +1,70 @@
+package segment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/testkit"
+	"github.com/retryscope/retryscope/internal/testkit/workload"
+)
+
+// TestComputeManyMatchesCompute: specs computed from one read give what
+// each gives computed alone, and specs that read other requests are
+// refused.
+func TestComputeManyMatchesCompute(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates and rebuilds traces")
+	}
+	cfg := gen.Config{Seed: 5, Requests: 3000, StreamShare: 0.5, Faults: gen.DefaultFaults(), Policy: gen.DefaultPolicy()}
+	st, _ := workload.Rebuilt(t, cfg)
+	ctx := context.Background()
+	specs := []Spec{
+		{By: []Dim{{Kind: KindService}, {Kind: KindOperation}, {Kind: KindRoute}}, MinCohort: 1, Samples: true},
+		{By: []Dim{{Kind: KindTrigger}}},
+		{By: []Dim{{Kind: KindModel}, {Kind: KindAttr, Name: "gen_ai.system"}}, CI: true, Sort: SortKey},
+		{},
+	}
+	many, err := ComputeMany(ctx, st, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, spec := range specs {
+		one, err := Compute(ctx, st, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := resultText(t, many[i]), resultText(t, one); got != want {
+			t.Errorf("spec %d: ComputeMany and Compute differ:\n%s", i, testkit.FirstDiff(want, got))
+		}
+	}
+	other := []Spec{{}, {Where: []Filter{{Dim: Dim{Kind: KindOutcome}, Values: []string{"ok"}}}}}
+	if _, err := ComputeMany(ctx, st, other); err == nil {
+		t.Error("specs with other filters computed from one read")
+	}
+}
+
+// resultText is res as JSON, with what JSON leaves out (segment values,
+// samples) after it, NaN written as such.
+func resultText(t *testing.T, res Result) string {
+	t.Helper()
+	b, err := json.MarshalIndent(res, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for _, s := range res.Segments {
+		text += fmt.Sprintf("\nvalues %q", s.Values)
+	}
+	for _, s := range res.Samples {
+		added := "NaN"
+		if !math.IsNaN(s.AddedMs) {
+			added = fmt.Sprint(s.AddedMs)
+		}
+		text += fmt.Sprintf("\nsample %d %v %d %s", s.StartNs, s.LatencyMs, s.Attempts, added)
+	}
+	return text
+}

@@ -67,6 +67,9 @@
 --   model, input_tokens, output_tokens  for spend: the model of the answer
 --                       used (else the one asked for) and all usage
 --   l0_ms, provenance   the baseline's L0 and provenance, NULL without one
+--   request_id          the request: package segment puts the rows in its
+--                       order (sorting rows this wide, lists and all, in
+--                       DuckDB needs them all in memory at once)
 --   dim_1 ...           the request's value of each dimension
 WITH ordered AS (
     SELECT request_id, ordinal, elapsed_ms, is_final, input_tokens, output_tokens, gap_before_ms, route, outcome,
@@ -155,11 +158,11 @@ SELECT r.start_ns,
        coalesce(r.final_model, r.model) AS model,
        r.input_tokens,
        r.output_tokens,
-       /*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance
+       /*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance,
+       r.request_id
        /*dims*/
 FROM requests r
 LEFT JOIN per_request a ON a.request_id = r.request_id
 /*joins*/
 WHERE r.start_ns >= $1 AND r.start_ns < $2
 /*where*/
-ORDER BY r.request_id

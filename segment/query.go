@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -232,6 +233,8 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		finalMs                                   sql.NullFloat64
 		sdkMax                                    sql.NullInt32
 		seen                                      sql.NullFloat64
+		id                                        string
+		ids                                       []string
 	)
 	dest := []any{&r.startNs, &r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &r.dup, &first, &second,
 		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &ceRetries, &ceMs, &ceTokens}
@@ -239,7 +242,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	dest = append(dest, hyg.dest()...)
 	dest = append(dest, &detail, &r.finalTokens, &finalMs, &r.loops, &r.appTries, &sdkMax, &seen, &r.task,
 		&r.phaseMs[0], &r.phaseN[0], &r.phaseMs[1], &r.phaseN[1], &r.phaseMs[2], &r.phaseN[2], &r.phaseMs[3], &r.phaseN[3],
-		&mdl, &r.input, &r.output, &l0, &prov)
+		&mdl, &r.input, &r.output, &l0, &prov, &id)
 	for i := range dims {
 		dest = append(dest, &dims[i])
 	}
@@ -256,11 +259,43 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		r.firstTokenSeen = orNaN(seen)
 		values = append(values, dims...)
 		out = append(out, r)
+		ids = append(ids, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("segment requests: %w", err)
 	}
+	byID(out, values, ids, len(dims))
 	return out, values, nil
+}
+
+// byID puts rows, and their width values each, in the order of their ids,
+// moving each row once.
+func byID(rows []reqRow, values, ids []string, width int) {
+	perm := make([]int32, len(rows))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortFunc(perm, func(a, b int32) int { return strings.Compare(ids[a], ids[b]) })
+	// Position i takes the row at perm[i]: follow each cycle once.
+	for i := range perm {
+		if perm[i] < 0 || int(perm[i]) == i {
+			continue
+		}
+		row, vals := rows[i], slices.Clone(values[i*width:(i+1)*width])
+		j := i
+		for {
+			k := int(perm[j])
+			perm[j] = -1
+			if k == i {
+				rows[j] = row
+				copy(values[j*width:(j+1)*width], vals)
+				break
+			}
+			rows[j] = rows[k]
+			copy(values[j*width:(j+1)*width], values[k*width:(k+1)*width])
+			j = k
+		}
+	}
 }
 
 // cohortsOf groups rows requests into cohorts by their values of n

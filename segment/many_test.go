@@ -16,9 +16,6 @@ import (
 // each gives computed alone, and specs that read other requests are
 // refused.
 func TestComputeManyMatchesCompute(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates and rebuilds traces")
-	}
 	cfg := gen.Config{Seed: 5, Requests: 3000, StreamShare: 0.5, Faults: gen.DefaultFaults(), Policy: gen.DefaultPolicy()}
 	st, _ := workload.Rebuilt(t, cfg)
 	ctx := context.Background()

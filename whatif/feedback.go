@@ -266,7 +266,7 @@ func (fb *feedback) adjust(s *replayed, a recAttempt, m *modAttempt) bool {
 	// takes its part, each kind in proportion to its own rise.
 	okShare, rise := 1.0, 0.0
 	rises := map[string]float64{}
-	for _, t := range sortedTriggers() {
+	for _, t := range loadTriggerOrder {
 		pRec, pMod := c.at(recorded, share(t)), c.at(modeled, share(t))
 		okShare -= pRec
 		if pMod > pRec {
@@ -276,7 +276,7 @@ func (fb *feedback) adjust(s *replayed, a recAttempt, m *modAttempt) bool {
 	}
 	if okShare > 0 && u < rise/okShare {
 		t := ""
-		for _, k := range sortedTriggers() {
+		for _, k := range loadTriggerOrder {
 			if t == "" && u < rises[k]/okShare {
 				t = k
 			}
@@ -292,15 +292,15 @@ func (fb *feedback) adjust(s *replayed, a recAttempt, m *modAttempt) bool {
 	return true
 }
 
-// sortedTriggers are the load triggers in a fixed order.
-func sortedTriggers() []string {
+// loadTriggerOrder is loadTriggers in a fixed order, for the draws.
+var loadTriggerOrder = func() []string {
 	out := make([]string, 0, len(loadTriggers))
 	for t := range loadTriggers {
 		out = append(out, t)
 	}
 	slices.Sort(out)
 	return out
-}
+}()
 
 // uniform is a fixed draw in [0, 1) for attempt i of a request.
 func uniform(id string, i int) float64 {

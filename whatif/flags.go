@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"github.com/retryscope/retryscope/model"
@@ -80,16 +81,27 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	f.fs = fs
 }
 
+// maxPolicyFile bounds a policy file: it is read whole.
+const maxPolicyFile = 64 << 10
+
 // policyKeys are the settings a policy file may hold: the policy's flags.
 var policyKeys = []string{"max-attempts", "retry-budget", "per-task-budget", "task-key", "deadline", "no-retry-on", "backoff", "feedback"}
 
 // readPolicyFile sets, from the policy file, every policy flag not given
 // on the command line.
 func (f *Flags) readPolicyFile() error {
+	fi, err := os.Stat(f.policyFile)
+	if err != nil {
+		return err
+	}
+	if fi.Size() > maxPolicyFile {
+		return fmt.Errorf("%s: %d bytes; a policy file holds a few lines (at most %d bytes)", f.policyFile, fi.Size(), maxPolicyFile)
+	}
 	data, err := os.ReadFile(f.policyFile)
 	if err != nil {
 		return err
 	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a byte-order mark some editors write
 	given := map[string]bool{}
 	for _, k := range policyKeys {
 		given[k] = f.fs != nil && f.fs.Changed(k)

@@ -109,7 +109,11 @@ type flightEdge struct {
 func capacity(reqs []*yieldRequest, step time.Duration, hiddenMs float64) *Capacity {
 	w := int64(step)
 	c := &Capacity{BucketMs: float64(w) / 1e6, HiddenWorkMs: hiddenMs, Buckets: []CapacityBucket{}, Spikes: []Spike{}}
-	var edges []flightEdge
+	n := 0
+	for _, r := range reqs {
+		n += 2 * len(r.startsNs)
+	}
+	edges := make([]flightEdge, 0, n)
 	for _, r := range reqs {
 		for k := range r.startsNs {
 			edges = append(edges, flightEdge{r.startsNs[k], 1, k == 0}, flightEdge{r.endsNs[k], -1, k == 0})
@@ -122,7 +126,7 @@ func capacity(reqs []*yieldRequest, step time.Duration, hiddenMs float64) *Capac
 	// [start, end).
 	slices.SortFunc(edges, func(a, b flightEdge) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.delta, b.delta)) })
 	first := floorTo(edges[0].at, w)
-	n := int((floorTo(edges[len(edges)-1].at, w)-first)/w) + 1
+	n = int((floorTo(edges[len(edges)-1].at, w)-first)/w) + 1
 	busy, busyFirst := make([]int64, n), make([]int64, n)
 	peak := make([]int, n)
 	inFlight, inFirst := 0, 0

@@ -231,3 +231,7 @@ func (r *Flags) render(ctx context.Context, st *store.Store, w io.Writer) error 
 func (r *Flags) SetWhatif(f func(context.Context, *store.Store, model.Window, string) (any, []Table, error)) {
 	r.opt.Whatif = f
 }
+
+// SetProgress has progress told as each step of building the report
+// begins (Options.Progress).
+func (r *Flags) SetProgress(progress func(step string, i, n int)) { r.opt.Progress = progress }

@@ -154,6 +154,24 @@ type Options struct {
 	// the tasks of Segments.TaskKey: its value is the JSON's whatif block,
 	// its tables follow the report's own. The findings alone leave it out.
 	Whatif func(ctx context.Context, st *store.Store, window model.Window, taskKey string) (any, []Table, error)
+	// Progress, when set, is told as each step of the build begins: its
+	// name and number, of n.
+	Progress func(step string, i, n int)
+}
+
+// buildSteps name the steps of Build, for Options.Progress.
+var buildSteps = []string{"measuring the requests", "layers, triggers and ranges", "baselines",
+	"marginal yield and capacity", "findings", "what if"}
+
+// step tells Options.Progress that step i of buildSteps begins.
+func (o Options) step(i int) {
+	if o.Progress != nil {
+		n := len(buildSteps)
+		if o.Whatif == nil || o.FindingsOnly {
+			n--
+		}
+		o.Progress(buildSteps[i], i+1, n)
+	}
 }
 
 // rangeMethod says how the workload ranges are made, in every format.
@@ -191,6 +209,7 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	if len(spec.By) > 0 && len(spec.Where) == 0 {
 		specs = append(specs, spec)
 	}
+	opt.step(0)
 	results, err := segment.ComputeMany(ctx, st, specs)
 	if err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
@@ -216,9 +235,11 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 			rep.SegmentsTotal = &res.Workload
 		}
 	}
+	opt.step(1)
 	if err := rep.workloadExtras(ctx, st, opt.Window); err != nil {
 		return nil, err
 	}
+	opt.step(2)
 	if opt.Baseline != "" && opt.Baseline != "none" {
 		blocks, err := baseline.Summarize(ctx, st, opt.Baseline, opt.Window)
 		if err != nil && !errors.Is(err, baseline.ErrNotComputed) {
@@ -228,12 +249,14 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 			rep.Baselines = blocks
 		}
 	}
+	opt.step(3)
 	reqs, err := loadYieldRequests(ctx, st, opt.Window)
 	if err != nil {
 		return nil, fmt.Errorf("marginal yield: %w", err)
 	}
 	rep.MarginalYield = marginalYield(reqs, model.Rule{MinTail: all.MinTail}, opt.YieldBudget, rep.settings.minCohort)
 	rep.Capacity = capacity(reqs, capacityStep(reqs), all.Workload.HiddenWorkMs)
+	opt.step(4)
 	if rep.Findings, err = findings(withYieldRequests(ctx, opt.Window, reqs), st, opt.Window, &all); err != nil {
 		return nil, fmt.Errorf("findings: %w", err)
 	}
@@ -242,6 +265,7 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	if opt.Whatif != nil && !opt.FindingsOnly {
+		opt.step(5)
 		if rep.Whatif, rep.whatifTables, err = opt.Whatif(ctx, st, opt.Window, opt.Segments.TaskKey); err != nil {
 			return nil, fmt.Errorf("whatif: %w", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/retryscope/retryscope/internal/pipeline"
+	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/report"
 	"github.com/retryscope/retryscope/whatif"
@@ -65,8 +66,18 @@ func runReport(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	defer st.Close()
+	prog := progress.NewReporter(e.stderr)
+	defer prog.Done()
+	out.SetProgress(reportProgress(prog))
 	if err := out.Write(ctx, st, e.stdout, db.path, *explain); err != nil {
 		return fmt.Errorf("report %s: %w", db.path, err)
 	}
 	return nil
+}
+
+// reportProgress shows the report's build steps on rep.
+func reportProgress(rep *progress.Reporter) func(step string, i, n int) {
+	return func(step string, i, n int) {
+		rep.Update(progress.Bar("report", int64(i-1), int64(n), step))
+	}
 }

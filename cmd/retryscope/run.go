@@ -112,7 +112,11 @@ func runRun(ctx context.Context, e env, args []string) error {
 		rep.SetWindow(w, why)
 	}
 	t0 := time.Now()
-	if err := rep.Write(ctx, st, e.stdout, db.path, false); err != nil {
+	prog := progress.NewReporter(progress.Prefixed{W: e.stderr, Prefix: "run: "})
+	rep.SetProgress(reportProgress(prog))
+	err = rep.Write(ctx, st, e.stdout, db.path, false)
+	prog.Done()
+	if err != nil {
 		return fail(err)
 	}
 	if rep.Output() != "" {

@@ -201,8 +201,11 @@ type FileInfo struct {
 
 // chunkSpans is how many staged spans are merged at a time, by one
 // statement: the staging table and the batches waiting to be merged stay
-// small however large the file.
-const chunkSpans = 50_000
+// small however large the file. In a file's one transaction the chunk's
+// size does not shape the row groups; 100,000 spans took about 5% less
+// time than 50,000 at 1M spans (fewer statements and hand-offs), for
+// about 40 MB more peak RSS; 20,000 took 5% more.
+const chunkSpans = 100_000
 
 // FileTx is one file's ingest, in one transaction: its spans are merged
 // chunk by chunk, and the ledger row and the rejections written last, all

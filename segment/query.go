@@ -213,9 +213,9 @@ type cohort struct {
 func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int64, baseline bool) ([]reqRow, []string, error) {
 	var q query
 	text := q.build(spec, since, until, baseline)
-	// The rows are sized once: growing a slice of rows this wide (about a
-	// kilobyte each) by appending copies them again at every doubling,
-	// and at a million requests that costs seconds in fresh pages.
+	// The rows are sized once: growing a slice of rows this wide (456
+	// bytes each) by appending copies them again at every doubling, and at
+	// a million requests that cost seconds in fresh pages.
 	var n int64
 	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM requests WHERE start_ns >= $1 AND start_ns < $2`, since, until).Scan(&n); err != nil {
 		return nil, nil, fmt.Errorf("segment requests: %w", err)

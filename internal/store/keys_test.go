@@ -19,4 +19,17 @@ func TestSpanKeys(t *testing.T) {
 	if k.n != 100_000 {
 		t.Fatalf("%d keys held, want 100000", k.n)
 	}
+	// Freed, the set is empty, and takes keys again; freed twice, nothing
+	// happens.
+	k.free()
+	k.free()
+	if k.n != 0 || len(k.slots) != 0 {
+		t.Fatalf("after free: %d keys in %d slots", k.n, len(k.slots))
+	}
+	for i := range 10_000 {
+		if !k.add(id(i), id(i+1)) {
+			t.Fatalf("after free, key %d is not new", i)
+		}
+	}
+	k.free()
 }

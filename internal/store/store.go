@@ -439,6 +439,7 @@ func (t *FileTx) Commit(info FileInfo, rejections []model.Rejection) (int64, err
 		return 0, err
 	}
 	t.done = true
+	t.seen.free()
 	return t.spansNew, nil
 }
 
@@ -466,6 +467,7 @@ func (t *FileTx) Rollback() {
 	}
 	t.done = true
 	t.waitMerged()
+	t.seen.free()
 	t.s.Conn.ExecContext(context.WithoutCancel(t.ctx), "ROLLBACK")
 }
 

@@ -48,7 +48,7 @@ func (k *spanKeys) add(traceID, spanID []byte) bool {
 }
 
 func (k *spanKeys) addHash(x uint64) bool {
-	if 4*(k.n+1) > 3*len(k.slots) || len(k.slots) == 0 {
+	if 4*(k.n+1) > 3*len(k.slots) { // also true for a freed, empty table
 		k.grow()
 	}
 	mask := uint64(len(k.slots) - 1)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,12 @@ func parseFlags(fs *pflag.FlagSet, args []string, stdout io.Writer) error {
 	return nil
 }
 
+// defaultMemoryLimit is DuckDB's memory limit outside ingest unless
+// --memory-limit says otherwise. DuckDB's own default, 80% of RAM, let the
+// rebuild and the baselines of 10M spans take 11 GB; with 1GB they spill
+// what does not fit and take about as long (README, Performance).
+const defaultMemoryLimit = "1GB"
+
 // dbFlags are the flags every database command shares.
 type dbFlags struct {
 	path        string
@@ -57,7 +64,7 @@ type dbFlags struct {
 
 func (d *dbFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&d.path, "db", defaultDB, "DuckDB database file, created if missing")
-	fs.StringVar(&d.memoryLimit, "memory-limit", "", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk (default: "+ingestMemoryLimit+" while ingesting, DuckDB's own, 80% of RAM, for the rest)")
+	fs.StringVar(&d.memoryLimit, "memory-limit", "", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk (default: "+ingestMemoryLimit+" while ingesting, "+defaultMemoryLimit+" for the rest)")
 	fs.IntVar(&d.threads, "threads", 0, "DuckDB worker threads (default: one while ingesting, one per CPU for the rest)")
 	fs.BoolVar(&d.wait, "wait", false, "if another run holds the database, wait for it instead of failing")
 }
@@ -65,5 +72,5 @@ func (d *dbFlags) register(fs *pflag.FlagSet) {
 // open opens the database; with --wait it waits while another process
 // holds the file, saying so once on log.
 func (d *dbFlags) open(ctx context.Context, log io.Writer) (*store.Store, error) {
-	return store.OpenWaiting(ctx, d.path, store.Options{MemoryLimit: d.memoryLimit, Threads: d.threads}, d.wait, log)
+	return store.OpenWaiting(ctx, d.path, store.Options{MemoryLimit: cmp.Or(d.memoryLimit, defaultMemoryLimit), Threads: d.threads}, d.wait, log)
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -18,6 +19,12 @@ import (
 func main() {
 	// The handler lives as long as the process, so it is never stopped.
 	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The report holds a row per request in the window; collecting when
+	// the heap grows by half instead of doubling keeps the peak of a 10M-span
+	// report about a fifth lower (README, Performance). GOGC still rules.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -67,9 +67,11 @@
 --   model, input_tokens, output_tokens  for spend: the model of the answer
 --                       used (else the one asked for) and all usage
 --   l0_ms, provenance   the baseline's L0 and provenance, NULL without one
---   request_id          the request: package segment puts the rows in its
---                       order (sorting rows this wide, lists and all, in
---                       DuckDB needs them all in memory at once)
+--   request_order       the request's place among the window's requests
+--                       in request_id order: package segment puts the rows
+--                       in that order (sorting rows this wide, lists and
+--                       all, in DuckDB needs them all in memory at once;
+--                       numbering the ids alone sorts only them)
 --   dim_1 ...           the request's value of each dimension
 WITH ordered AS (
     SELECT request_id, ordinal, elapsed_ms, is_final, input_tokens, output_tokens, gap_before_ms, route, outcome,
@@ -121,6 +123,11 @@ per_request AS (
            list(start_ns ORDER BY ordinal) FILTER (WHERE ordinal > 1) AS retry_starts_ns
     FROM ordered
     GROUP BY request_id
+),
+numbered AS (
+    SELECT request_id, row_number() OVER (ORDER BY request_id) - 1 AS request_order
+    FROM requests
+    WHERE start_ns >= $1 AND start_ns < $2
 )
 SELECT r.start_ns,
        r.latency_ms,
@@ -159,9 +166,10 @@ SELECT r.start_ns,
        r.input_tokens,
        r.output_tokens,
        /*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance,
-       r.request_id
+       o.request_order
        /*dims*/
 FROM requests r
+JOIN numbered o ON o.request_id = r.request_id
 LEFT JOIN per_request a ON a.request_id = r.request_id
 /*joins*/
 WHERE r.start_ns >= $1 AND r.start_ns < $2

@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -232,7 +233,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	defer rows.Close()
 	out := make([]reqRow, 0, n)
 	values := make([]string, 0, n*int64(len(spec.By)))
-	ids := make([]string, 0, n)
+	order := make([]int64, 0, n)
 	dims := make([]string, len(spec.By))
 	var (
 		r                                         reqRow
@@ -245,7 +246,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		finalMs                                   sql.NullFloat64
 		sdkMax                                    sql.NullInt32
 		seen                                      sql.NullFloat64
-		id                                        string
+		place                                     int64
 	)
 	dest := []any{&r.startNs, &r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &r.dup, &first, &second,
 		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &ceRetries, &ceMs, &ceTokens}
@@ -253,7 +254,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	dest = append(dest, hyg.dest()...)
 	dest = append(dest, &detail, &r.finalTokens, &finalMs, &r.loops, &r.appTries, &sdkMax, &seen, &r.task,
 		&r.phaseMs[0], &r.phaseN[0], &r.phaseMs[1], &r.phaseN[1], &r.phaseMs[2], &r.phaseN[2], &r.phaseMs[3], &r.phaseN[3],
-		&mdl, &r.input, &r.output, &l0, &prov, &id)
+		&mdl, &r.input, &r.output, &l0, &prov, &place)
 	for i := range dims {
 		dest = append(dest, &dims[i])
 	}
@@ -272,12 +273,12 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 			values = append(values, intern(d))
 		}
 		out = append(out, r)
-		ids = append(ids, id)
+		order = append(order, place)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("segment requests: %w", err)
 	}
-	byID(out, values, ids, len(dims))
+	byID(out, values, order, len(dims))
 	return out, values, nil
 }
 
@@ -287,13 +288,14 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 func intern(s string) string { return unique.Make(s).Value() }
 
 // byID puts rows, and their width values each, in the order of their ids,
-// moving each row once.
-func byID(rows []reqRow, values, ids []string, width int) {
+// given as each row's place in that order (segment_rows' request_order;
+// with a filter some places are missing), moving each row once.
+func byID(rows []reqRow, values []string, order []int64, width int) {
 	perm := make([]int32, len(rows))
 	for i := range perm {
 		perm[i] = int32(i)
 	}
-	slices.SortFunc(perm, func(a, b int32) int { return strings.Compare(ids[a], ids[b]) })
+	slices.SortFunc(perm, func(a, b int32) int { return cmp.Compare(order[a], order[b]) })
 	// Position i takes the row at perm[i]: follow each cycle once.
 	for i := range perm {
 		if perm[i] < 0 || int(perm[i]) == i {

@@ -82,6 +82,9 @@ WITH ordered AS (
            lag(retry_after_s) OVER w AS after_retry_after_s,
            outcome = 'ok' AS attempt_ok
     FROM attempts
+    -- Only the window's requests: a nightly report over a database of many
+    -- nights reads the night's attempts, not the history's.
+    WHERE request_id IN (SELECT request_id FROM requests WHERE start_ns >= $1 AND start_ns < $2)
     WINDOW w AS (PARTITION BY request_id ORDER BY ordinal)
 ),
 -- Sums of milliseconds add whole nanoseconds, so they are exact and do not

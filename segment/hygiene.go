@@ -107,13 +107,15 @@ type hygieneSums struct {
 }
 
 func (s *hygieneSums) add(r *reqRow) {
-	h := &r.hygiene
-	s.m.RetryAfterRetries += h.raRetries
-	s.m.RetryAfterIgnored += h.raIgnored
-	s.m.RetryAfterEarlyMs += h.raEarlyMs
-	s.m.RetryAfterIgnoredMs += h.raMs
-	s.gapsMs = append(s.gapsMs, h.gapsMs...)
-	s.retryStarts = append(s.retryStarts, h.retryStarts...)
+	if r.more != nil {
+		h := &r.more.hygiene
+		s.m.RetryAfterRetries += h.raRetries
+		s.m.RetryAfterIgnored += h.raIgnored
+		s.m.RetryAfterEarlyMs += h.raEarlyMs
+		s.m.RetryAfterIgnoredMs += h.raMs
+		s.gapsMs = append(s.gapsMs, h.gapsMs...)
+		s.retryStarts = append(s.retryStarts, h.retryStarts...)
+	}
 	if s.n == 0 || r.startNs < s.firstNs {
 		s.firstNs = r.startNs
 	}

@@ -209,8 +209,10 @@ func (s *stats) outcomesAndWaste(m *Measures, r *reqRow) {
 		m.NestedAttempts += int64(r.attempts)
 		m.AppTriesMax = max(m.AppTriesMax, int(r.appTries))
 		m.SDKAttemptsMax = max(m.SDKAttemptsMax, int(r.sdkMax))
-		m.NestedDuplicatedMs += r.dupMs
-		m.NestedDuplicatedTokens += r.dupInput + r.dup
+		if x := r.more; x != nil {
+			m.NestedDuplicatedMs += x.dupMs
+			m.NestedDuplicatedTokens += x.dupInput + x.dup
+		}
 	}
 	if r.input == 0 && r.output == 0 {
 		return
@@ -221,7 +223,9 @@ func (s *stats) outcomesAndWaste(m *Measures, r *reqRow) {
 		return
 	}
 	m.SpendUSD += p.Cost(r.input, r.output)
-	m.DuplicatedSpendUSD += p.Cost(r.dupInput, r.dup)
+	if x := r.more; x != nil {
+		m.DuplicatedSpendUSD += p.Cost(x.dupInput, x.dup)
+	}
 }
 
 // measureTasks groups rows[idx] by task: the tasks of several requests,
@@ -321,15 +325,18 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		m.LogicalRequests++
 		m.Attempts += int64(r.attempts)
 		m.DuplicatedAttempts += int64(r.attempts - 1)
-		m.DuplicatedOutputTokens += r.dup
-		m.DuplicatedInputTokens += r.dupInput
-		m.DuplicatedAttemptMs += r.dupMs
-		m.HiddenWorkMs += r.hiddenMs
-		m.HiddenOutputTokens += r.hiddenTokens
-		m.ClientErrorRetries += r.ceRetries
-		m.ClientErrorRetryMs += r.ceMs
-		m.ClientErrorRetryTokens += r.ceTokens
-		routes.add(&r.route)
+		// Rows without retry figures add only zeros: they are skipped.
+		if x := r.more; x != nil {
+			m.DuplicatedOutputTokens += x.dup
+			m.DuplicatedInputTokens += x.dupInput
+			m.DuplicatedAttemptMs += x.dupMs
+			m.HiddenWorkMs += x.hiddenMs
+			m.HiddenOutputTokens += x.hiddenTokens
+			m.ClientErrorRetries += x.ceRetries
+			m.ClientErrorRetryMs += x.ceMs
+			m.ClientErrorRetryTokens += x.ceTokens
+			routes.add(&x.route)
+		}
 		hyg.add(r)
 		s.outcomesAndWaste(&m, r)
 		if !r.ok {
@@ -350,7 +357,7 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		if r.ok {
 			m.Rescued++
 		}
-		second = append(second, r.second)
+		second = append(second, r.more.second)
 		if s.baseline == "" {
 			continue
 		}

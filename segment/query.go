@@ -157,25 +157,16 @@ func fill(sqlText, marker, with string) string {
 // reqRow is one logical request as the measures see it. NaN stands for an
 // unknown value.
 type reqRow struct {
-	startNs      int64
-	latency      float64
-	ttft         float64
-	first        float64
-	second       float64
-	generation   float64
-	l0           float64
-	dupMs        float64
-	hiddenMs     float64
-	dup          int64
-	dupInput     int64
-	hiddenTokens int64
-	// ceRetries, ceMs, ceTokens: attempts right after a client error.
-	ceRetries int64
-	ceMs      float64
-	ceTokens  int64
-	// route: retry attempts on the first attempt's route and on another.
-	route   routeRetries
-	hygiene hygieneRow
+	startNs    int64
+	latency    float64
+	ttft       float64
+	first      float64
+	generation float64
+	l0         float64
+	// more holds what a request with retries has; nil when it made one
+	// attempt and every one of those figures is zero, as for most
+	// requests (a report holds a row per request of its window).
+	more *retryFacts
 	// detail is outcome_detail ("" for NULL); finalTokens and finalMs
 	// the final attempt's output tokens and time.
 	detail      string
@@ -203,6 +194,33 @@ type reqRow struct {
 
 func (r *reqRow) retried() bool { return r.attempts > 1 }
 
+// retryFacts are the figures of a request that only its retries, hidden
+// work and duplicated work make other than zero.
+type retryFacts struct {
+	second       float64
+	dupMs        float64
+	hiddenMs     float64
+	dup          int64
+	dupInput     int64
+	hiddenTokens int64
+	// ceRetries, ceMs, ceTokens: attempts right after a client error.
+	ceRetries int64
+	ceMs      float64
+	ceTokens  int64
+	// route: retry attempts on the first attempt's route and on another.
+	route   routeRetries
+	hygiene hygieneRow
+}
+
+// none says whether every figure but second, which only a retried request
+// reads, is zero.
+func (x *retryFacts) none() bool {
+	h := &x.hygiene
+	return x.dupMs == 0 && x.hiddenMs == 0 && x.dup == 0 && x.dupInput == 0 && x.hiddenTokens == 0 &&
+		x.ceRetries == 0 && x.ceMs == 0 && x.ceTokens == 0 && x.route == (routeRetries{}) &&
+		h.raRetries == 0 && h.raIgnored == 0 && h.raEarlyMs == 0 && h.raMs == 0 && len(h.gapsMs) == 0 && len(h.retryStarts) == 0
+}
+
 // cohort is the requests sharing one combination of dimension values.
 type cohort struct {
 	values []string
@@ -214,7 +232,7 @@ type cohort struct {
 func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int64, baseline bool) ([]reqRow, []string, error) {
 	var q query
 	text := q.build(spec, since, until, baseline)
-	// The rows are sized once: growing a slice of rows this wide (456
+	// The rows are sized once: growing a slice of rows this wide (248
 	// bytes each) by appending copies them again at every doubling, and at
 	// a million requests that cost seconds in fresh pages. Without filters
 	// the query yields one row per request of the window, so their count
@@ -237,6 +255,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	dims := make([]string, len(spec.By))
 	var (
 		r                                         reqRow
+		x                                         retryFacts
 		ttft, first, second, gen, l0, dupMs, hidd sql.NullFloat64
 		dupIn, hiddTok, ceRetries, ceTokens       sql.NullInt64
 		ceMs                                      sql.NullFloat64
@@ -248,9 +267,9 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		seen                                      sql.NullFloat64
 		place                                     int64
 	)
-	dest := []any{&r.startNs, &r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &r.dup, &first, &second,
+	dest := []any{&r.startNs, &r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &x.dup, &first, &second,
 		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &ceRetries, &ceMs, &ceTokens}
-	dest = append(dest, r.route.dest()...)
+	dest = append(dest, x.route.dest()...)
 	dest = append(dest, hyg.dest()...)
 	dest = append(dest, &detail, &r.finalTokens, &finalMs, &r.loops, &r.appTries, &sdkMax, &seen, &r.task,
 		&r.phaseMs[0], &r.phaseN[0], &r.phaseMs[1], &r.phaseN[1], &r.phaseMs[2], &r.phaseN[2], &r.phaseMs[3], &r.phaseN[3],
@@ -262,10 +281,16 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, fmt.Errorf("segment requests: %w", err)
 		}
-		r.ttft, r.first, r.second, r.generation, r.l0 = orNaN(ttft), orNaN(first), orNaN(second), orNaN(gen), orNaN(l0)
-		r.dupInput, r.dupMs, r.hiddenMs, r.hiddenTokens = dupIn.Int64, dupMs.Float64, hidd.Float64, hiddTok.Int64
-		r.ceRetries, r.ceMs, r.ceTokens = ceRetries.Int64, ceMs.Float64, ceTokens.Int64
-		r.hygiene = hyg.row()
+		r.ttft, r.first, r.generation, r.l0 = orNaN(ttft), orNaN(first), orNaN(gen), orNaN(l0)
+		x.second = orNaN(second)
+		x.dupInput, x.dupMs, x.hiddenMs, x.hiddenTokens = dupIn.Int64, dupMs.Float64, hidd.Float64, hiddTok.Int64
+		x.ceRetries, x.ceMs, x.ceTokens = ceRetries.Int64, ceMs.Float64, ceTokens.Int64
+		x.hygiene = hyg.row()
+		r.more = nil
+		if r.retried() || !x.none() {
+			more := x
+			r.more = &more
+		}
 		r.provenance = intern(prov.String)
 		r.detail, r.finalMs, r.sdkMax, r.model = intern(detail.String), finalMs.Float64, sdkMax.Int32, intern(mdl.String)
 		r.firstTokenSeen = orNaN(seen)

@@ -235,15 +235,21 @@ func measureTasks(m *Measures, rows []reqRow, idx []int32) {
 		calls    int
 		attempts int64
 	}
-	tasks := map[string]*task{}
+	// Sized for the segment's requests and indexing a slice, the map is
+	// built once and holds no pointers: the workload's segment has a task
+	// for most of its requests.
+	index := make(map[string]int32, len(idx))
+	var tasks []task
 	var perRequest int64
 	for _, i := range idx {
 		r := &rows[i]
-		t := tasks[r.task]
-		if t == nil {
-			t = &task{}
-			tasks[r.task] = t
+		k, ok := index[r.task]
+		if !ok {
+			k = int32(len(tasks))
+			index[r.task] = k
+			tasks = append(tasks, task{})
 		}
+		t := &tasks[k]
 		t.calls++
 		t.attempts += int64(r.attempts)
 		perRequest = max(perRequest, int64(r.attempts))

@@ -107,15 +107,13 @@ type hygieneSums struct {
 }
 
 func (s *hygieneSums) add(r *reqRow) {
-	if r.more != nil {
-		h := &r.more.hygiene
-		s.m.RetryAfterRetries += h.raRetries
-		s.m.RetryAfterIgnored += h.raIgnored
-		s.m.RetryAfterEarlyMs += h.raEarlyMs
-		s.m.RetryAfterIgnoredMs += h.raMs
-		s.gapsMs = append(s.gapsMs, h.gapsMs...)
-		s.retryStarts = append(s.retryStarts, h.retryStarts...)
-	}
+	h := &r.more.hygiene
+	s.m.RetryAfterRetries += h.raRetries
+	s.m.RetryAfterIgnored += h.raIgnored
+	s.m.RetryAfterEarlyMs += h.raEarlyMs
+	s.m.RetryAfterIgnoredMs += h.raMs
+	s.gapsMs = append(s.gapsMs, h.gapsMs...)
+	s.retryStarts = append(s.retryStarts, h.retryStarts...)
 	if s.n == 0 || r.startNs < s.firstNs {
 		s.firstNs = r.startNs
 	}

@@ -209,10 +209,8 @@ func (s *stats) outcomesAndWaste(m *Measures, r *reqRow) {
 		m.NestedAttempts += int64(r.attempts)
 		m.AppTriesMax = max(m.AppTriesMax, int(r.appTries))
 		m.SDKAttemptsMax = max(m.SDKAttemptsMax, int(r.sdkMax))
-		if x := r.more; x != nil {
-			m.NestedDuplicatedMs += x.dupMs
-			m.NestedDuplicatedTokens += x.dupInput + x.dup
-		}
+		m.NestedDuplicatedMs += r.more.dupMs
+		m.NestedDuplicatedTokens += r.more.dupInput + r.more.dup
 	}
 	if r.input == 0 && r.output == 0 {
 		return
@@ -223,9 +221,7 @@ func (s *stats) outcomesAndWaste(m *Measures, r *reqRow) {
 		return
 	}
 	m.SpendUSD += p.Cost(r.input, r.output)
-	if x := r.more; x != nil {
-		m.DuplicatedSpendUSD += p.Cost(x.dupInput, x.dup)
-	}
+	m.DuplicatedSpendUSD += p.Cost(r.more.dupInput, r.more.dup)
 }
 
 // measureTasks groups rows[idx] by task: the tasks of several requests,
@@ -331,18 +327,16 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		m.LogicalRequests++
 		m.Attempts += int64(r.attempts)
 		m.DuplicatedAttempts += int64(r.attempts - 1)
-		// Rows without retry figures add only zeros: they are skipped.
-		if x := r.more; x != nil {
-			m.DuplicatedOutputTokens += x.dup
-			m.DuplicatedInputTokens += x.dupInput
-			m.DuplicatedAttemptMs += x.dupMs
-			m.HiddenWorkMs += x.hiddenMs
-			m.HiddenOutputTokens += x.hiddenTokens
-			m.ClientErrorRetries += x.ceRetries
-			m.ClientErrorRetryMs += x.ceMs
-			m.ClientErrorRetryTokens += x.ceTokens
-			routes.add(&x.route)
-		}
+		x := r.more
+		m.DuplicatedOutputTokens += x.dup
+		m.DuplicatedInputTokens += x.dupInput
+		m.DuplicatedAttemptMs += x.dupMs
+		m.HiddenWorkMs += x.hiddenMs
+		m.HiddenOutputTokens += x.hiddenTokens
+		m.ClientErrorRetries += x.ceRetries
+		m.ClientErrorRetryMs += x.ceMs
+		m.ClientErrorRetryTokens += x.ceTokens
+		routes.add(&x.route)
 		hyg.add(r)
 		s.outcomesAndWaste(&m, r)
 		if !r.ok {

@@ -163,8 +163,8 @@ type reqRow struct {
 	first      float64
 	generation float64
 	l0         float64
-	// more holds what a request with retries has; nil when it made one
-	// attempt and every one of those figures is zero, as for most
+	// more holds what a request with retries has; noRetries when it made
+	// one attempt and every one of those figures is zero, as for most
 	// requests (a report holds a row per request of its window).
 	more *retryFacts
 	// detail is outcome_detail ("" for NULL); finalTokens and finalMs
@@ -211,6 +211,10 @@ type retryFacts struct {
 	route   routeRetries
 	hygiene hygieneRow
 }
+
+// noRetries is the retry figures every row without any shares: all zero
+// (second, which only a retried request reads, too). Nothing writes to it.
+var noRetries = &retryFacts{}
 
 // none says whether every figure but second, which only a retried request
 // reads, is zero.
@@ -286,7 +290,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		x.dupInput, x.dupMs, x.hiddenMs, x.hiddenTokens = dupIn.Int64, dupMs.Float64, hidd.Float64, hiddTok.Int64
 		x.ceRetries, x.ceMs, x.ceTokens = ceRetries.Int64, ceMs.Float64, ceTokens.Int64
 		x.hygiene = hyg.row()
-		r.more = nil
+		r.more = noRetries
 		if r.retried() || !x.none() {
 			more := x
 			r.more = &more

@@ -73,7 +73,12 @@
 --                       all, in DuckDB needs them all in memory at once;
 --                       numbering the ids alone sorts only them)
 --   dim_1 ...           the request's value of each dimension
-WITH ordered AS (
+WITH numbered AS (
+    SELECT request_id, row_number() OVER (ORDER BY request_id) - 1 AS request_order
+    FROM requests
+    WHERE start_ns >= $1 AND start_ns < $2
+),
+ordered AS (
     SELECT request_id, ordinal, elapsed_ms, is_final, input_tokens, output_tokens, gap_before_ms, route, outcome,
            tries, start_ns, ttft_ms, queue_ms, connect_ms, serve_ms, generate_ms,
            lag(trigger) OVER w = 'client_error' AS after_client_error,
@@ -84,7 +89,7 @@ WITH ordered AS (
     FROM attempts
     -- Only the window's requests: a nightly report over a database of many
     -- nights reads the night's attempts, not the history's.
-    WHERE request_id IN (SELECT request_id FROM requests WHERE start_ns >= $1 AND start_ns < $2)
+    WHERE request_id IN (SELECT request_id FROM numbered)
     WINDOW w AS (PARTITION BY request_id ORDER BY ordinal)
 ),
 -- Sums of milliseconds add whole nanoseconds, so they are exact and do not
@@ -126,11 +131,6 @@ per_request AS (
            list(start_ns ORDER BY ordinal) FILTER (WHERE ordinal > 1) AS retry_starts_ns
     FROM ordered
     GROUP BY request_id
-),
-numbered AS (
-    SELECT request_id, row_number() OVER (ORDER BY request_id) - 1 AS request_order
-    FROM requests
-    WHERE start_ns >= $1 AND start_ns < $2
 )
 SELECT r.start_ns,
        r.latency_ms,

@@ -85,6 +85,8 @@ func ingestPaths(ctx context.Context, st *store.Store, db dbFlags, paths []strin
 	if db.threads != 0 {
 		threads = 0
 	}
+	// The Go heap's soft limit holds while ingesting, and the one before it
+	// (none, unless GOMEMLIMIT) for what run does next.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(goMemoryLimit))
 	return pipeline.Ingest(ctx, st, paths, opt, limit, threads, e.stderr)
 }

@@ -401,26 +401,21 @@ func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(do
 
 // readSlice reads slice k of the span facts, trace by trace.
 func readSlice(ctx context.Context, conn *sql.Conn, k int64) ([][]*span, error) {
-	rows, err := conn.QueryContext(ctx, queries.Get("rebuild_partition"), k)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var traces [][]*span
 	var trace []*span
-	for rows.Next() {
-		s, err := scanSpan(rows)
-		if err != nil {
-			return nil, err
+	err := store.EachChunk(ctx, conn, queries.Get("rebuild_partition"), []any{k}, factKinds, func(c *store.Chunk) error {
+		for i := range c.Len() {
+			s := readSpan(c, i)
+			if len(trace) > 0 && trace[0].traceID != s.traceID {
+				traces = append(traces, trace)
+				trace = nil
+			}
+			trace = append(trace, s)
 		}
-		if len(trace) > 0 && trace[0].traceID != s.traceID {
-			traces = append(traces, trace)
-			trace = nil
-		}
-		trace = append(trace, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read span facts: %w", err)
 	}
 	if len(trace) > 0 {
 		traces = append(traces, trace)

@@ -1,10 +1,10 @@
 package rebuild
 
 import (
-	"database/sql"
-	"fmt"
 	"math"
 	"strings"
+
+	"github.com/retryscope/retryscope/internal/store"
 )
 
 // span is one row of rebuild_spans plus the tree links the rebuild adds.
@@ -61,56 +61,64 @@ func (s *span) opKey() string {
 	return strings.Join([]string{s.service, s.kind, s.name, s.route, s.method, s.url}, "\x00")
 }
 
-func scanSpan(rows *sql.Rows) (*span, error) {
-	var s span
-	var parent, name, kind, service, status, msg, route, method, url, model, op, errType, reqKey, counter, trig, srvModel sql.NullString
-	var httpStatus, grpcStatus, retryIndex, firstToken, inTok, outTok, inHash, srvEnd, srvOut, attemptMax sql.NullInt64
-	var retryAfter sql.NullFloat64
-	var params sql.NullString
-	var backoffAt, backoffMs, retryEvents any
-	err := rows.Scan(&s.traceID, &s.spanID, &parent, &s.parentExported, &name, &kind, &service, &s.start, &s.end,
-		&status, &msg, &route, &method, &url, &model, &op, &httpStatus, &grpcStatus, &errType, &reqKey, &retryIndex,
-		&counter, &retryAfter, &s.rejected, &s.hasResponse, &trig, &firstToken, &backoffAt, &backoffMs,
-		&inTok, &outTok, &params, &inHash, &retryEvents, &srvEnd, &srvModel, &srvOut, &attemptMax)
-	if err != nil {
-		return nil, fmt.Errorf("read span: %w", err)
-	}
-	s.parentID, s.name, s.kind, s.service = parent.String, name.String, kind.String, service.String
-	s.status, s.statusMessage, s.route, s.method, s.url = status.String, msg.String, route.String, method.String, url.String
-	s.model, s.genAIOperation, s.errorType, s.requestKey = model.String, op.String, errType.String, reqKey.String
-	s.counterKind, s.trigger, s.serverModel = counter.String, trig.String, srvModel.String
-	s.httpStatus, s.grpcStatus, s.retryIndex = ptrInt(httpStatus), ptrInt(grpcStatus), ptrInt(retryIndex)
-	s.firstToken, s.inputTokens, s.outputTokens, s.serverEnd = ptrInt(firstToken), ptrInt(inTok), ptrInt(outTok), ptrInt(srvEnd)
-	s.serverOutput, s.inputHash, s.requestParams, s.attemptMax = ptrInt(srvOut), ptrInt(inHash), params.String, ptrInt(attemptMax)
-	if times, ok := retryEvents.([]any); ok {
-		for _, t := range times {
-			if v, ok := t.(int64); ok {
-				s.retryEvents = append(s.retryEvents, v)
-			}
-		}
-	}
-	if retryAfter.Valid {
-		s.retryAfterS = &retryAfter.Float64
-	}
-	s.backoffs = backoffIntervals(backoffAt, backoffMs)
-	return &s, nil
+// factKinds are the columns of rebuild_partition, as readSpan reads them.
+var factKinds = []store.Kind{
+	store.KindText, store.KindText, store.KindText, store.KindBool, // trace_id, span_id, parent_span_id, parent_exported
+	store.KindText, store.KindText, store.KindText, store.KindInt, store.KindInt, // name, kind, service_name, start_ns, end_ns
+	store.KindText, store.KindText, // status_code, status_message
+	store.KindText, store.KindText, store.KindText, store.KindText, store.KindText, // route, method, url, model, gen_ai_operation
+	store.KindInt, store.KindInt, store.KindText, // http_status, grpc_status, error_type
+	store.KindText, store.KindInt, store.KindText, store.KindFloat, // request_key, retry_index, counter_kind, retry_after_s
+	store.KindBool, store.KindBool, store.KindText, store.KindInt, // rejected, has_response, trigger, first_token_ns
+	store.KindIntList, store.KindFloatList, // backoff_at_ns, backoff_ms
+	store.KindInt, store.KindInt, store.KindText, store.KindInt, store.KindIntList, // input_tokens, output_tokens, request_params, input_hash, retry_event_ns
+	store.KindInt, store.KindText, store.KindInt, store.KindInt, // server_end_ns, server_model, server_output_tokens, attempt_max
 }
 
-func ptrInt(v sql.NullInt64) *int64 {
-	if !v.Valid {
+// readSpan reads row i of a chunk of rebuild_partition.
+func readSpan(c *store.Chunk, i int) *span {
+	text := func(col int) string { v, _ := c.Text(col, i); return v }
+	flag := func(col int) bool { v, _ := c.Bool(col, i); return v }
+	num := func(col int) int64 { v, _ := c.Int(col, i); return v }
+	ptr := func(col int) *int64 {
+		if v, ok := c.Int(col, i); ok {
+			return &v
+		}
 		return nil
 	}
-	return &v.Int64
+	s := &span{
+		traceID: text(0), spanID: text(1), parentID: text(2), parentExported: flag(3),
+		name: text(4), kind: text(5), service: text(6), start: num(7), end: num(8),
+		status: text(9), statusMessage: text(10),
+		route: text(11), method: text(12), url: text(13), model: text(14), genAIOperation: text(15),
+		httpStatus: ptr(16), grpcStatus: ptr(17), errorType: text(18),
+		requestKey: text(19), retryIndex: ptr(20), counterKind: text(21),
+		rejected: flag(23), hasResponse: flag(24), trigger: text(25), firstToken: ptr(26),
+		inputTokens: ptr(29), outputTokens: ptr(30), requestParams: text(31), inputHash: ptr(32),
+		serverEnd: ptr(34), serverModel: text(35), serverOutput: ptr(36), attemptMax: ptr(37),
+	}
+	if v, ok := c.Float(22, i); ok {
+		s.retryAfterS = &v
+	}
+	s.backoffs = backoffIntervals(c, i, 27, 28)
+	from, to := c.List(33, i)
+	for e := from; e < to; e++ {
+		if v, ok := c.IntElem(33, e); ok {
+			s.retryEvents = append(s.retryEvents, v)
+		}
+	}
+	return s
 }
 
-// backoffIntervals pairs the retry.backoff events' times with their lengths.
-func backoffIntervals(at, ms any) []interval {
-	ats, _ := at.([]any)
-	mss, _ := ms.([]any)
+// backoffIntervals pairs the retry.backoff events' times (column at)
+// with their lengths (column ms).
+func backoffIntervals(c *store.Chunk, i, at, ms int) []interval {
+	atFrom, atTo := c.List(at, i)
+	msFrom, msTo := c.List(ms, i)
 	var out []interval
-	for i := range min(len(ats), len(mss)) {
-		t, ok1 := ats[i].(int64)
-		d, ok2 := mss[i].(float64)
+	for k := range min(atTo-atFrom, msTo-msFrom) {
+		t, ok1 := c.IntElem(at, atFrom+k)
+		d, ok2 := c.FloatElem(ms, msFrom+k)
 		if !ok1 || !ok2 || d < 0 {
 			continue
 		}

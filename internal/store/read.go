@@ -1,0 +1,412 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"unsafe"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/duckdb/duckdb-go/v2/mapping"
+)
+
+// Large results are read here straight from DuckDB's vectors, a chunk of
+// up to 2048 rows at a time. Through database/sql every value is boxed in
+// an interface by the driver, then converted again by Scan: for the
+// rebuild's 40 columns a span that cost more than DuckDB's query. Like the
+// driver, the query's result is materialised, so reading it needs no lock
+// on the connection.
+
+// Kind is how a result column is read.
+type Kind uint8
+
+const (
+	KindInt       Kind = iota + 1 // BIGINT, INTEGER, SMALLINT, TINYINT, UBIGINT, HUGEINT within int64
+	KindFloat                     // DOUBLE, FLOAT
+	KindText                      // VARCHAR
+	KindBool                      // BOOLEAN
+	KindIntList                   // a list of KindInt values
+	KindFloatList                 // a list of KindFloat values
+)
+
+func (k Kind) String() string {
+	return [...]string{"?", "integer", "float", "text", "boolean", "list of integers", "list of floats"}[min(int(k), 6)]
+}
+
+// Chunk is up to 2048 rows of a result; its methods take a column and a
+// row (or, for list elements, an element index from List).
+type Chunk struct {
+	n    int
+	cols []chunkCol
+}
+
+type chunkCol struct {
+	valid  []uint64 // nil when every row is valid
+	ints   []int64
+	floats []float64
+	bools  []bool
+	texts  []duckString
+	lists  []listEntry
+	child  *chunkCol // a list's elements
+}
+
+// Len is the number of rows.
+func (c *Chunk) Len() int { return c.n }
+
+func (col *chunkCol) ok(i int) bool {
+	return col.valid == nil || col.valid[i>>6]>>(i&63)&1 != 0
+}
+
+// Int is an Int column's value and whether it is not NULL.
+func (c *Chunk) Int(col, row int) (int64, bool) {
+	k := &c.cols[col]
+	return k.ints[row], k.ok(row)
+}
+
+// Float is a Float column's value and whether it is not NULL.
+func (c *Chunk) Float(col, row int) (float64, bool) {
+	k := &c.cols[col]
+	return k.floats[row], k.ok(row)
+}
+
+// Bool is a Bool column's value and whether it is not NULL.
+func (c *Chunk) Bool(col, row int) (bool, bool) {
+	k := &c.cols[col]
+	return k.bools[row], k.ok(row)
+}
+
+// Text is a Text column's value, copied, and whether it is not NULL.
+func (c *Chunk) Text(col, row int) (string, bool) {
+	k := &c.cols[col]
+	if !k.ok(row) {
+		return "", false
+	}
+	return textOf(&k.texts[row]), true
+}
+
+// List is where a list column's elements for row are: indexes [from, to)
+// of IntElem or FloatElem; from == to for an empty or NULL list.
+func (c *Chunk) List(col, row int) (from, to int) {
+	k := &c.cols[col]
+	if !k.ok(row) {
+		return 0, 0
+	}
+	e := k.lists[row]
+	return int(e.offset), int(e.offset + e.length)
+}
+
+// IntElem is element i of a KindIntList column and whether it is not NULL.
+func (c *Chunk) IntElem(col, i int) (int64, bool) {
+	k := c.cols[col].child
+	return k.ints[i], k.ok(i)
+}
+
+// FloatElem is element i of a KindFloatList column and whether it is not NULL.
+func (c *Chunk) FloatElem(col, i int) (float64, bool) {
+	k := c.cols[col].child
+	return k.floats[i], k.ok(i)
+}
+
+func textOf(s *duckString) string {
+	n := binary.LittleEndian.Uint32(s[0:4])
+	if n <= 12 {
+		return string(s[4 : 4+n])
+	}
+	p := *(*unsafe.Pointer)(unsafe.Pointer(&s[8])) // the string's pointer, little-endian like the length
+	return string(unsafe.Slice((*byte)(p), n))
+}
+
+// EachChunk runs query on conn with args and calls each with every chunk
+// of its result, in order; kinds says how each column is read, and a
+// column of another type is an error naming it. The chunk is valid only
+// during the call. Args may be int64, int, float64, string, bool or nil.
+func EachChunk(ctx context.Context, conn *sql.Conn, query string, args []any, kinds []Kind, each func(*Chunk) error) error {
+	res, err := execute(ctx, conn, query, args)
+	if err != nil {
+		return err
+	}
+	defer mapping.DestroyResult(res)
+	if n := int(mapping.ColumnCount(res)); n != len(kinds) {
+		return fmt.Errorf("query returns %d columns, read as %d", n, len(kinds))
+	}
+	for i, k := range kinds {
+		if err := checkKind(res, i, k); err != nil {
+			return err
+		}
+	}
+	c := &Chunk{cols: make([]chunkCol, len(kinds))}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		dc := mapping.FetchChunk(*res)
+		if dc.Ptr == nil {
+			return nil
+		}
+		c.n = int(mapping.DataChunkGetSize(dc))
+		if c.n == 0 {
+			mapping.DestroyDataChunk(&dc)
+			return nil
+		}
+		err := c.load(dc, res, kinds)
+		if err == nil {
+			err = each(c)
+		}
+		mapping.DestroyDataChunk(&dc)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// checkKind says whether column i of res can be read as k.
+func checkKind(res *mapping.Result, i int, k Kind) error {
+	t := mapping.ColumnType(res, mapping.IdxT(i))
+	elem := t
+	if k == KindIntList || k == KindFloatList {
+		if t != mapping.TypeList {
+			return fmt.Errorf("column %s is %s, read as a %s", mapping.ColumnName(res, mapping.IdxT(i)), typeName(t), k)
+		}
+		lt := mapping.ColumnLogicalType(res, mapping.IdxT(i))
+		ct := mapping.ListTypeChildType(lt)
+		elem = mapping.GetTypeId(ct)
+		mapping.DestroyLogicalType(&ct)
+		mapping.DestroyLogicalType(&lt)
+	}
+	ok := false
+	switch k {
+	case KindInt, KindIntList:
+		_, ok = intTypes[elem]
+	case KindFloat, KindFloatList:
+		ok = elem == mapping.TypeDouble || elem == mapping.TypeFloat
+	case KindText:
+		ok = t == mapping.TypeVarchar
+	case KindBool:
+		ok = t == mapping.TypeBoolean
+	}
+	if !ok {
+		return fmt.Errorf("column %s is %s, read as %s", mapping.ColumnName(res, mapping.IdxT(i)), typeName(t), k)
+	}
+	return nil
+}
+
+func typeName(t mapping.Type) string {
+	if name, ok := typeNames[t]; ok {
+		return name
+	}
+	return fmt.Sprintf("DuckDB type %d", t)
+}
+
+var typeNames = map[mapping.Type]string{mapping.TypeBoolean: "BOOLEAN", mapping.TypeTinyInt: "TINYINT",
+	mapping.TypeSmallInt: "SMALLINT", mapping.TypeInteger: "INTEGER", mapping.TypeBigInt: "BIGINT",
+	mapping.TypeUBigInt: "UBIGINT", mapping.TypeHugeInt: "HUGEINT", mapping.TypeFloat: "FLOAT",
+	mapping.TypeDouble: "DOUBLE", mapping.TypeVarchar: "VARCHAR", mapping.TypeList: "a list",
+	mapping.TypeStruct: "a struct", mapping.TypeMap: "a map", mapping.TypeDecimal: "DECIMAL"}
+
+// intTypes are the integer types an Int column may have.
+var intTypes = map[mapping.Type]struct{}{mapping.TypeTinyInt: {}, mapping.TypeSmallInt: {},
+	mapping.TypeInteger: {}, mapping.TypeBigInt: {}, mapping.TypeUBigInt: {}, mapping.TypeHugeInt: {}}
+
+// load points c's columns at the vectors of dc.
+func (c *Chunk) load(dc mapping.DataChunk, res *mapping.Result, kinds []Kind) error {
+	for i, k := range kinds {
+		vec := mapping.DataChunkGetVector(dc, mapping.IdxT(i))
+		col := &c.cols[i]
+		col.valid = validity(vec, c.n)
+		switch k {
+		case KindInt, KindFloat:
+			if err := col.loadNumbers(vec, c.n, k); err != nil {
+				return fmt.Errorf("column %s: %w", mapping.ColumnName(res, mapping.IdxT(i)), err)
+			}
+		case KindText:
+			col.texts = vectorData[duckString](vec, c.n)
+		case KindBool:
+			col.bools = vectorData[bool](vec, c.n)
+		case KindIntList, KindFloatList:
+			col.lists = vectorData[listEntry](vec, c.n)
+			if col.child == nil {
+				col.child = &chunkCol{}
+			}
+			child := mapping.ListVectorGetChild(vec)
+			n := int(mapping.ListVectorGetSize(vec))
+			col.child.valid = validity(child, n)
+			elem := KindInt
+			if k == KindFloatList {
+				elem = KindFloat
+			}
+			if err := col.child.loadNumbers(child, n, elem); err != nil {
+				return fmt.Errorf("column %s: %w", mapping.ColumnName(res, mapping.IdxT(i)), err)
+			}
+		}
+	}
+	return nil
+}
+
+func validity(vec mapping.Vector, n int) []uint64 {
+	p := mapping.VectorGetValidity(vec)
+	if p == nil || n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(p), (n+63)/64)
+}
+
+// loadNumbers reads n numbers of vec: BIGINT and DOUBLE in place, the
+// other types converted into the column's own slice.
+func (col *chunkCol) loadNumbers(vec mapping.Vector, n int, k Kind) error {
+	lt := mapping.VectorGetColumnType(vec)
+	t := mapping.GetTypeId(lt)
+	mapping.DestroyLogicalType(&lt)
+	if n == 0 {
+		col.ints, col.floats = nil, nil
+		return nil
+	}
+	switch t {
+	case mapping.TypeBigInt:
+		col.ints = vectorData[int64](vec, n)
+	case mapping.TypeDouble:
+		col.floats = vectorData[float64](vec, n)
+	case mapping.TypeFloat:
+		col.floats = convert(col.floats, vectorData[float32](vec, n), func(v float32) float64 { return float64(v) })
+	case mapping.TypeInteger:
+		col.ints = convert(col.ints, vectorData[int32](vec, n), func(v int32) int64 { return int64(v) })
+	case mapping.TypeSmallInt:
+		col.ints = convert(col.ints, vectorData[int16](vec, n), func(v int16) int64 { return int64(v) })
+	case mapping.TypeTinyInt:
+		col.ints = convert(col.ints, vectorData[int8](vec, n), func(v int8) int64 { return int64(v) })
+	case mapping.TypeUBigInt:
+		src := vectorData[uint64](vec, n)
+		col.ints = convert(col.ints, src, func(v uint64) int64 { return int64(v) })
+		for i, v := range src {
+			if v > math.MaxInt64 && col.ok(i) {
+				return fmt.Errorf("value %d is out of range", v)
+			}
+		}
+	case mapping.TypeHugeInt:
+		src := vectorData[[2]uint64](vec, n) // lower, upper
+		col.ints = convert(col.ints, src, func(v [2]uint64) int64 { return int64(v[0]) })
+		for i, v := range src {
+			if fits := (v[1] == 0 && v[0] <= math.MaxInt64) || (v[1] == math.MaxUint64 && v[0] > math.MaxInt64); !fits && col.ok(i) {
+				return errors.New("value is out of the range of a 64-bit integer")
+			}
+		}
+	default:
+		return fmt.Errorf("%s is not read as %s", typeName(t), k)
+	}
+	return nil
+}
+
+// convert converts src into dst's storage, grown as needed.
+func convert[S, D any](dst []D, src []S, f func(S) D) []D {
+	if cap(dst) < len(src) {
+		dst = make([]D, len(src), max(len(src), duckdb.GetDataChunkCapacity()))
+	}
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = f(v)
+	}
+	return dst
+}
+
+// execute prepares query on conn's DuckDB connection, binds args and runs
+// it, materialising its result. A cancelled ctx interrupts it.
+func execute(ctx context.Context, conn *sql.Conn, query string, args []any) (*mapping.Result, error) {
+	if err := checkConnLayout(); err != nil {
+		return nil, err
+	}
+	var res *mapping.Result
+	err := conn.Raw(func(dc any) error {
+		d, ok := dc.(*duckdb.Conn)
+		if !ok {
+			return fmt.Errorf("connection is a %T, not DuckDB's", dc)
+		}
+		c := *(*mapping.Connection)(unsafe.Add(unsafe.Pointer(d), rawConnOffset))
+		var stmt mapping.PreparedStatement
+		defer mapping.DestroyPrepare(&stmt)
+		if mapping.Prepare(c, query, &stmt) == mapping.StateError {
+			return errors.New(mapping.PrepareError(stmt))
+		}
+		for i, a := range args {
+			if err := bind(stmt, mapping.IdxT(i+1), a); err != nil {
+				return fmt.Errorf("parameter $%d: %w", i+1, err)
+			}
+		}
+		var pending mapping.PendingResult
+		defer mapping.DestroyPending(&pending)
+		if mapping.PendingPrepared(stmt, &pending) == mapping.StateError {
+			return errors.New(mapping.PendingError(pending))
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// The interrupt is waited for: sent later, it would stop the
+		// connection's next statement instead.
+		interrupted := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			mapping.Interrupt(c)
+			close(interrupted)
+		})
+		defer func() {
+			if !stop() {
+				<-interrupted
+			}
+		}()
+		var r mapping.Result
+		if mapping.ExecutePending(pending, &r) == mapping.StateError {
+			err := errors.New(mapping.ResultError(&r))
+			mapping.DestroyResult(&r)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		res = &r
+		return nil
+	})
+	return res, err
+}
+
+func bind(stmt mapping.PreparedStatement, i mapping.IdxT, a any) error {
+	var state mapping.State
+	switch v := a.(type) {
+	case nil:
+		state = mapping.BindNull(stmt, i)
+	case int64:
+		state = mapping.BindInt64(stmt, i, v)
+	case int:
+		state = mapping.BindInt64(stmt, i, int64(v))
+	case float64:
+		state = mapping.BindDouble(stmt, i, v)
+	case string:
+		state = mapping.BindVarchar(stmt, i, v)
+	case bool:
+		state = mapping.BindBoolean(stmt, i, v)
+	default:
+		return fmt.Errorf("cannot bind a %T", a)
+	}
+	if state == mapping.StateError {
+		return fmt.Errorf("cannot bind %v", a)
+	}
+	return nil
+}
+
+// duckdb.Conn keeps its C connection in an unexported field; execute
+// needs it to read results whole chunks at a time. The layout is checked
+// once against the driver's types, as for vectors (load.go).
+var rawConnOffset, connLayoutErr = func() (uintptr, error) {
+	f, ok := reflect.TypeOf(duckdb.Conn{}).FieldByName("conn")
+	if !ok || f.Type != reflect.TypeOf(mapping.Connection{}) {
+		return 0, errors.New("duckdb-go's Conn has no field conn of type mapping.Connection")
+	}
+	return f.Offset, nil
+}()
+
+func checkConnLayout() error {
+	if connLayoutErr != nil {
+		return fmt.Errorf("this build of duckdb-go cannot be read from directly: %w", connLayoutErr)
+	}
+	return nil
+}

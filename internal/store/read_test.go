@@ -1,0 +1,159 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/testkit"
+)
+
+// EachChunk gives what database/sql would: every row in order across
+// chunks, NULLs, short and long texts, integers of every width (sums are
+// HUGEINT), lists with NULL elements, and bound parameters of each kind.
+func TestEachChunkReadsWhatTheQueryReturns(t *testing.T) {
+	ctx := context.Background()
+	st := testkit.OpenFile(t, filepath.Join(t.TempDir(), "t.duckdb"))
+	const n = 5000 // three chunks
+	query := `SELECT i,
+		CASE WHEN i % 3 = 0 THEN NULL ELSE i * 1.5::DOUBLE END,
+		CASE WHEN i % 4 = 0 THEN NULL WHEN i % 2 = 0 THEN 'short' || i ELSE repeat('long', 5) || i END,
+		i % 2 = 0,
+		(i * 7)::INTEGER, sum(i) OVER (ORDER BY i ROWS BETWEEN 1 PRECEDING AND CURRENT ROW), i::UBIGINT,
+		CASE WHEN i % 5 = 0 THEN NULL ELSE [i, NULL, i + 1] END,
+		[i / 2.0],
+		$2::VARCHAR, $3::DOUBLE, $4::BOOLEAN, $5::BIGINT
+	FROM range($1) t(i) ORDER BY i`
+	kinds := []store.Kind{store.KindInt, store.KindFloat, store.KindText, store.KindBool,
+		store.KindInt, store.KindInt, store.KindInt, store.KindIntList, store.KindFloatList,
+		store.KindText, store.KindFloat, store.KindBool, store.KindInt}
+	var rows, chunks int
+	err := store.EachChunk(ctx, st.Conn, query, []any{int64(n), "param", 2.5, true, nil}, kinds, func(c *store.Chunk) error {
+		chunks++
+		for r := range c.Len() {
+			i := int64(rows)
+			rows++
+			if v, ok := c.Int(0, r); !ok || v != i {
+				return fmt.Errorf("row %d: i = %d, %v", i, v, ok)
+			}
+			if v, ok := c.Float(1, r); ok != (i%3 != 0) || (ok && v != float64(i)*1.5) {
+				return fmt.Errorf("row %d: float %v, %v", i, v, ok)
+			}
+			want := ""
+			if i%2 == 0 {
+				want = fmt.Sprint("short", i)
+			} else {
+				want = fmt.Sprint(strings.Repeat("long", 5), i)
+			}
+			if v, ok := c.Text(2, r); ok != (i%4 != 0) || (ok && v != want) {
+				return fmt.Errorf("row %d: text %q, %v; want %q", i, v, ok, want)
+			}
+			if v, ok := c.Bool(3, r); !ok || v != (i%2 == 0) {
+				return fmt.Errorf("row %d: bool %v", i, v)
+			}
+			if v, _ := c.Int(4, r); v != i*7 {
+				return fmt.Errorf("row %d: INTEGER %d", i, v)
+			}
+			if v, _ := c.Int(5, r); v != i+max(i-1, 0) {
+				return fmt.Errorf("row %d: HUGEINT %d", i, v)
+			}
+			if v, _ := c.Int(6, r); v != i {
+				return fmt.Errorf("row %d: UBIGINT %d", i, v)
+			}
+			from, to := c.List(7, r)
+			if i%5 == 0 {
+				if from != to {
+					return fmt.Errorf("row %d: a NULL list has %d elements", i, to-from)
+				}
+			} else {
+				a, okA := c.IntElem(7, from)
+				_, okB := c.IntElem(7, from+1)
+				b, okC := c.IntElem(7, from+2)
+				if to-from != 3 || a != i || !okA || okB || b != i+1 || !okC {
+					return fmt.Errorf("row %d: list [%d %v %d]", i, a, okB, b)
+				}
+			}
+			if from, to := c.List(8, r); to-from != 1 {
+				return fmt.Errorf("row %d: float list of %d", i, to-from)
+			} else if v, _ := c.FloatElem(8, from); v != float64(i)/2 {
+				return fmt.Errorf("row %d: float list [%v]", i, v)
+			}
+			s, _ := c.Text(9, r)
+			f, _ := c.Float(10, r)
+			b, _ := c.Bool(11, r)
+			_, null := c.Int(12, r)
+			if s != "param" || f != 2.5 || !b || null {
+				return fmt.Errorf("row %d: parameters %q %v %v %v", i, s, f, b, null)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows != n || chunks < 3 {
+		t.Fatalf("%d rows in %d chunks, want %d rows in at least 3", rows, chunks, n)
+	}
+}
+
+// A column read as the wrong kind, or a value out of range, names the
+// column instead of reading garbage; an error from the callback stops the
+// read and is returned.
+func TestEachChunkRefusesWhatItCannotRead(t *testing.T) {
+	ctx := context.Background()
+	st := testkit.OpenFile(t, filepath.Join(t.TempDir(), "t.duckdb"))
+	none := func(*store.Chunk) error { return nil }
+	cases := []struct {
+		query string
+		kinds []store.Kind
+		want  string
+	}{
+		{`SELECT 'a' AS name`, []store.Kind{store.KindInt}, "column name is VARCHAR, read as integer"},
+		{`SELECT 1 AS a, 2 AS b`, []store.Kind{store.KindInt}, "2 columns, read as 1"},
+		{`SELECT 1 AS a`, []store.Kind{store.KindIntList}, "column a is INTEGER, read as a list of integers"},
+		{`SELECT ['x'] AS l`, []store.Kind{store.KindIntList}, "column l is a list, read as list of integers"},
+		{`SELECT (1::HUGEINT << 80) AS big`, []store.Kind{store.KindInt}, "column big: value is out of the range"},
+		{`SELECT 18446744073709551615::UBIGINT AS u`, []store.Kind{store.KindInt}, "column u: value 18446744073709551615 is out of range"},
+		{`SELECT nosuch FROM range(1)`, []store.Kind{store.KindInt}, "nosuch"},
+	}
+	for _, c := range cases {
+		err := store.EachChunk(ctx, st.Conn, c.query, nil, c.kinds, none)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error with %q", c.query, err, c.want)
+		}
+	}
+	if err := store.EachChunk(ctx, st.Conn, `SELECT 1`, []any{struct{}{}}, []store.Kind{store.KindInt}, none); err == nil ||
+		!strings.Contains(err.Error(), "cannot bind a struct {}") {
+		t.Errorf("binding a struct: %v", err)
+	}
+	stop := fmt.Errorf("stop")
+	calls := 0
+	err := store.EachChunk(ctx, st.Conn, `SELECT * FROM range(10000)`, nil, []store.Kind{store.KindInt}, func(*store.Chunk) error {
+		calls++
+		return stop
+	})
+	if err != stop || calls != 1 {
+		t.Errorf("callback error: got %v after %d calls", err, calls)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := store.EachChunk(cancelled, st.Conn, `SELECT * FROM range(10)`, nil, []store.Kind{store.KindInt}, none); err == nil {
+		t.Error("a cancelled context read the query")
+	}
+	// A long query is interrupted when its context ends.
+	short, cancelShort := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancelShort()
+	err = store.EachChunk(short, st.Conn, `SELECT count(*) FROM range(1000000000000)`, nil, []store.Kind{store.KindInt}, none)
+	if err != context.DeadlineExceeded {
+		t.Errorf("a query past its deadline: %v", err)
+	}
+	// The connection is still usable after all of that.
+	var one int
+	if err := st.Conn.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil || one != 1 {
+		t.Fatalf("connection after the errors: %v", err)
+	}
+}

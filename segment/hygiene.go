@@ -1,7 +1,6 @@
 package segment
 
 import (
-	"database/sql"
 	"math"
 	"slices"
 )
@@ -66,34 +65,6 @@ type hygieneRow struct {
 	raEarlyMs, raMs      float64
 	gapsMs               []float64
 	retryStarts          []int64
-}
-
-// hygieneScan receives a request's hygiene columns of segment_rows.sql.
-type hygieneScan struct {
-	raRetries, raIgnored sql.NullInt64
-	raEarlyMs, raMs      sql.NullFloat64
-	gaps, starts         any
-}
-
-func (h *hygieneScan) dest() []any {
-	return []any{&h.raRetries, &h.raIgnored, &h.raEarlyMs, &h.raMs, &h.gaps, &h.starts}
-}
-
-func (h *hygieneScan) row() hygieneRow {
-	r := hygieneRow{raRetries: h.raRetries.Int64, raIgnored: h.raIgnored.Int64, raEarlyMs: h.raEarlyMs.Float64, raMs: h.raMs.Float64}
-	gaps, _ := h.gaps.([]any)
-	for _, g := range gaps {
-		if v, ok := g.(float64); ok {
-			r.gapsMs = append(r.gapsMs, v)
-		}
-	}
-	starts, _ := h.starts.([]any)
-	for _, s := range starts {
-		if v, ok := s.(int64); ok {
-			r.retryStarts = append(r.retryStarts, v)
-		}
-	}
-	return r
 }
 
 // hygieneSums gathers the hygiene measures over requests.

@@ -3,7 +3,6 @@ package segment
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
 	"slices"
@@ -248,67 +247,92 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 			return nil, nil, fmt.Errorf("segment requests: %w", err)
 		}
 	}
-	rows, err := st.Conn.QueryContext(ctx, text, q.args...)
-	if err != nil {
-		return nil, nil, fmt.Errorf("segment requests: %w", err)
-	}
-	defer rows.Close()
 	out := make([]reqRow, 0, n)
 	values := make([]string, 0, n*int64(len(spec.By)))
 	order := make([]int64, 0, n)
-	dims := make([]string, len(spec.By))
-	var (
-		r                                         reqRow
-		x                                         retryFacts
-		ttft, first, second, gen, l0, dupMs, hidd sql.NullFloat64
-		dupIn, hiddTok, ceRetries, ceTokens       sql.NullInt64
-		ceMs                                      sql.NullFloat64
-		hyg                                       hygieneScan
-		prov                                      sql.NullString
-		detail, mdl                               sql.NullString
-		finalMs                                   sql.NullFloat64
-		sdkMax                                    sql.NullInt32
-		seen                                      sql.NullFloat64
-		place                                     int64
-	)
-	dest := []any{&r.startNs, &r.latency, &r.attempts, &r.ok, &r.stream, &ttft, &x.dup, &first, &second,
-		&gen, &dupIn, &dupMs, &hidd, &hiddTok, &ceRetries, &ceMs, &ceTokens}
-	dest = append(dest, x.route.dest()...)
-	dest = append(dest, hyg.dest()...)
-	dest = append(dest, &detail, &r.finalTokens, &finalMs, &r.loops, &r.appTries, &sdkMax, &seen, &r.task,
-		&r.phaseMs[0], &r.phaseN[0], &r.phaseMs[1], &r.phaseN[1], &r.phaseMs[2], &r.phaseN[2], &r.phaseMs[3], &r.phaseN[3],
-		&mdl, &r.input, &r.output, &l0, &prov, &place)
-	for i := range dims {
-		dest = append(dest, &dims[i])
-	}
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return nil, nil, fmt.Errorf("segment requests: %w", err)
+	kinds := append(slices.Clone(rowKinds), slices.Repeat([]store.Kind{store.KindText}, len(spec.By))...)
+	err := store.EachChunk(ctx, st.Conn, text, q.args, kinds, func(c *store.Chunk) error {
+		for i := range c.Len() {
+			r, place := readRow(c, i)
+			for d := range spec.By {
+				v, _ := c.Text(len(rowKinds)+d, i)
+				values = append(values, intern(v))
+			}
+			out = append(out, r)
+			order = append(order, place)
 		}
-		r.ttft, r.first, r.generation, r.l0 = orNaN(ttft), orNaN(first), orNaN(gen), orNaN(l0)
-		x.second = orNaN(second)
-		x.dupInput, x.dupMs, x.hiddenMs, x.hiddenTokens = dupIn.Int64, dupMs.Float64, hidd.Float64, hiddTok.Int64
-		x.ceRetries, x.ceMs, x.ceTokens = ceRetries.Int64, ceMs.Float64, ceTokens.Int64
-		x.hygiene = hyg.row()
-		r.more = noRetries
-		if r.retried() || !x.none() {
-			more := x
-			r.more = &more
-		}
-		r.provenance = intern(prov.String)
-		r.detail, r.finalMs, r.sdkMax, r.model = intern(detail.String), finalMs.Float64, sdkMax.Int32, intern(mdl.String)
-		r.firstTokenSeen = orNaN(seen)
-		for _, d := range dims {
-			values = append(values, intern(d))
-		}
-		out = append(out, r)
-		order = append(order, place)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, nil, fmt.Errorf("segment requests: %w", err)
 	}
-	byID(out, values, order, len(dims))
+	byID(out, values, order, len(spec.By))
 	return out, values, nil
+}
+
+// rowKinds are the columns of segment_rows.sql before the dimensions, as
+// readRow reads them.
+var rowKinds = []store.Kind{
+	store.KindInt, store.KindFloat, store.KindInt, store.KindBool, store.KindBool, // start_ns, latency_ms, attempts, ok, stream
+	store.KindFloat, store.KindInt, store.KindFloat, store.KindFloat, store.KindFloat, // ttft_ms, duplicated_output_tokens, first_attempt_ms, second_attempt_ms, generation_ms
+	store.KindInt, store.KindFloat, store.KindFloat, store.KindInt, // duplicated_input_tokens, duplicated_attempt_ms, hidden_work_ms, hidden_output_tokens
+	store.KindInt, store.KindFloat, store.KindInt, // client_error_retries, _ms, _tokens
+	store.KindInt, store.KindInt, store.KindFloat, store.KindFloat, store.KindInt, // same_route_retries, _ok, _ms, same_route_failed_ms, _tokens
+	store.KindInt, store.KindInt, store.KindFloat, // alternate_route_retries, _ok, _ms
+	store.KindInt, store.KindInt, store.KindFloat, store.KindFloat, // retry_after_retries, _ignored, _early_ms, _ignored_ms
+	store.KindFloatList, store.KindIntList, // retry_gaps_ms, retry_starts_ns
+	store.KindText, store.KindInt, store.KindFloat, // outcome_detail, final_output_tokens, final_attempt_ms
+	store.KindInt, store.KindInt, store.KindInt, store.KindFloat, store.KindText, // retry_loops, app_tries, sdk_attempts_max, first_token_seen_ms, task_id
+	store.KindFloat, store.KindInt, store.KindFloat, store.KindInt, // queue_sum_ms, queue_n, connect_sum_ms, connect_n
+	store.KindFloat, store.KindInt, store.KindFloat, store.KindInt, // serve_sum_ms, serve_n, generate_sum_ms, generate_n
+	store.KindText, store.KindInt, store.KindInt, // model, input_tokens, output_tokens
+	store.KindFloat, store.KindText, store.KindInt, // l0_ms, provenance, request_order
+}
+
+// readRow reads row i of a chunk of segment_rows.sql: the request and its
+// request_order. NULL numbers are zero, or NaN where reqRow says unknown.
+func readRow(c *store.Chunk, i int) (reqRow, int64) {
+	num := func(col int) int64 { v, _ := c.Int(col, i); return v }
+	float := func(col int) float64 { v, _ := c.Float(col, i); return v }
+	orNaN := func(col int) float64 {
+		if v, ok := c.Float(col, i); ok {
+			return v
+		}
+		return math.NaN()
+	}
+	text := func(col int) string { v, _ := c.Text(col, i); return v }
+	flag := func(col int) bool { v, _ := c.Bool(col, i); return v }
+	r := reqRow{startNs: num(0), latency: float(1), attempts: int32(num(2)), ok: flag(3), stream: flag(4),
+		ttft: orNaN(5), first: orNaN(7), generation: orNaN(9)}
+	x := retryFacts{dup: num(6), second: orNaN(8), dupInput: num(10), dupMs: float(11), hiddenMs: float(12), hiddenTokens: num(13),
+		ceRetries: num(14), ceMs: float(15), ceTokens: num(16)}
+	x.route = routeRetries{n: [2]int64{num(17), num(22)}, ok: [2]int64{num(18), num(23)}, ms: [2]float64{float(19), float(24)},
+		failedMs: float(20), failedTokens: num(21)}
+	x.hygiene = hygieneRow{raRetries: num(25), raIgnored: num(26), raEarlyMs: float(27), raMs: float(28)}
+	from, to := c.List(29, i)
+	for e := from; e < to; e++ {
+		if v, ok := c.FloatElem(29, e); ok {
+			x.hygiene.gapsMs = append(x.hygiene.gapsMs, v)
+		}
+	}
+	from, to = c.List(30, i)
+	for e := from; e < to; e++ {
+		if v, ok := c.IntElem(30, e); ok {
+			x.hygiene.retryStarts = append(x.hygiene.retryStarts, v)
+		}
+	}
+	r.more = noRetries
+	if r.retried() || !x.none() {
+		r.more = &x
+	}
+	r.detail, r.finalTokens, r.finalMs = intern(text(31)), num(32), float(33)
+	r.loops, r.appTries, r.sdkMax, r.firstTokenSeen, r.task = int32(num(34)), int32(num(35)), int32(num(36)), orNaN(37), text(38)
+	for p := range r.phaseMs {
+		r.phaseMs[p], r.phaseN[p] = float(39+2*p), num(40+2*p)
+	}
+	r.model, r.input, r.output = intern(text(47)), num(48), num(49)
+	r.l0, r.provenance = orNaN(50), intern(text(51))
+	return r, num(52)
 }
 
 // intern returns the one copy of s that the rows share: segment values,
@@ -365,11 +389,4 @@ func cohortsOf(rows int, values []string, width, first, n int) []*cohort {
 		c.rows = append(c.rows, int32(i))
 	}
 	return cohorts
-}
-
-func orNaN(v sql.NullFloat64) float64 {
-	if !v.Valid {
-		return math.NaN()
-	}
-	return v.Float64
 }

@@ -19,11 +19,6 @@ const (
 	altRoute
 )
 
-// dest are the scan targets of segment_rows.sql's route columns, in order.
-func (r *routeRetries) dest() []any {
-	return []any{&r.n[sameRoute], &r.ok[sameRoute], &r.ms[sameRoute], &r.failedMs, &r.failedTokens, &r.n[altRoute], &r.ok[altRoute], &r.ms[altRoute]}
-}
-
 // RouteRetries compares retries that stayed on the route of the request's
 // first attempt with retries that went to another route (SPEC §8): per
 // retry attempt, how often it succeeded and the client time it added, its

@@ -200,7 +200,7 @@ func spanOf(lo1, hi1, lo2, hi2 sql.NullInt64) (int64, int64) {
 // appends them, and records what they were built from.
 func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 	var stats Stats
-	w, err := newWriter(st)
+	w, err := newWriter(ctx, st)
 	if err != nil {
 		return stats, err
 	}

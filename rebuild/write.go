@@ -1,140 +1,148 @@
 package rebuild
 
 import (
+	"context"
 	"errors"
-	"fmt"
-
-	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 )
 
-// writer appends rebuilt rows to the attempts and requests tables.
+// writer writes rebuilt rows to the requests, attempts and
+// join_alternatives tables. The rows are inserted some thousands at a
+// time, so they must not change after write.
 type writer struct {
-	reqApp, attApp     *duckdb.Appender
-	altApp             *duckdb.Appender
+	ctx                context.Context
+	reqs               *store.Loader[*model.Request]
+	atts               *store.Loader[*model.Attempt]
+	alts               *store.Loader[alternative]
 	requests, attempts int
 }
 
-// requestColumns, attemptColumns and alternativeColumns are the columns
-// write and writeAlternative give, in the order of their values.
+// The columns the writer gives, every column of its tables;
+// outcome_detail and the attempts' phases are NULL here, filled later by
+// rebuild_outcomes and rebuild_phases.
 var (
-	requestColumns = []string{"request_id", "trace_id", "span_id", "linkage", "inferred",
-		"service", "operation", "route", "final_route", "model", "final_model", "stream",
-		"start_ns", "end_ns", "latency_ms", "attempts", "layers", "layer_counts",
-		"outcome", "final_trigger", "triggers", "t_failed_ms", "backoff_ms", "overhead_ms",
-		"gap_ms", "gap_split", "t_final_ms", "residual_ms", "ttft_ms", "generation_ms",
-		"input_tokens", "output_tokens", "duplicated_output_tokens", "hidden_work_ms", "hidden_output_tokens", "attached_to",
-		"outcome_detail"}
-	attemptColumns = []string{"request_id", "trace_id", "span_id", "ordinal", "tries",
-		"service", "name", "route", "model", "operation",
-		"start_ns", "end_ns", "elapsed_ms", "outcome", "trigger", "is_final",
-		"http_status", "grpc_status", "error_type", "retry_after_s",
-		"input_tokens", "output_tokens", "ttft_ms", "gap_before_ms",
-		"overlap_ms", "server_end_ns", "hidden_work_ms", "hidden_output_tokens",
-		"queue_ms", "connect_ms", "serve_ms", "generate_ms"}
-	alternativeColumns = []string{"request_id", "start_ns",
-		"d_requests", "d_retried", "d_retried_ok", "d_failed"}
+	requestColumns = []store.Column[*model.Request]{
+		store.TextColumn("request_id", func(r *model.Request) string { return r.ID }),
+		store.TextColumn("trace_id", func(r *model.Request) string { return r.TraceID }),
+		store.TextColumn("span_id", func(r *model.Request) string { return r.SpanID }),
+		store.TextColumn("linkage", func(r *model.Request) string { return string(r.Linkage) }),
+		store.BoolColumn("inferred", func(r *model.Request) bool { return r.Inferred }),
+		store.TextColumn("service", func(r *model.Request) string { return r.Service }),
+		store.TextColumn("operation", func(r *model.Request) string { return r.Operation }),
+		store.TextColumn("route", func(r *model.Request) string { return r.Route }),
+		store.TextColumn("final_route", func(r *model.Request) string { return r.FinalRoute }),
+		store.NullTextColumn("model", func(r *model.Request) string { return r.Model }),
+		store.NullTextColumn("final_model", func(r *model.Request) string { return r.FinalModel }),
+		store.BoolColumn("stream", func(r *model.Request) bool { return r.Stream }),
+		store.IntColumn("start_ns", func(r *model.Request) int64 { return r.StartNS }),
+		store.IntColumn("end_ns", func(r *model.Request) int64 { return r.EndNS }),
+		store.FloatColumn("latency_ms", func(r *model.Request) float64 { return r.LatencyMs }),
+		store.IntColumn("attempts", func(r *model.Request) int64 { return int64(r.Attempts) }),
+		store.FloatListColumn("layers", func(r *model.Request) []float64 { return r.Layers }),
+		store.IntListColumn("layer_counts", func(r *model.Request) []int { return r.LayerCounts }),
+		store.TextColumn("outcome", func(r *model.Request) string { return r.Outcome }),
+		store.NullTextColumn("final_trigger", func(r *model.Request) string { return string(r.FinalTrigger) }),
+		store.TextListColumn("triggers", func(r *model.Request) []string { return r.Triggers }),
+		store.FloatColumn("t_failed_ms", func(r *model.Request) float64 { return r.TFailedMs }),
+		store.NullFloatColumn("backoff_ms", func(r *model.Request) *float64 { return r.BackoffMs }),
+		store.NullFloatColumn("overhead_ms", func(r *model.Request) *float64 { return r.OverheadMs }),
+		store.FloatColumn("gap_ms", func(r *model.Request) float64 { return r.GapMs }),
+		store.BoolColumn("gap_split", func(r *model.Request) bool { return r.GapSplit }),
+		store.FloatColumn("t_final_ms", func(r *model.Request) float64 { return r.TFinalMs }),
+		store.FloatColumn("residual_ms", func(r *model.Request) float64 { return r.ResidualMs }),
+		store.NullFloatColumn("ttft_ms", func(r *model.Request) *float64 { return r.TTFTMs }),
+		store.NullFloatColumn("generation_ms", func(r *model.Request) *float64 { return r.GenerationMs }),
+		store.IntColumn("input_tokens", func(r *model.Request) int64 { return r.InputTokens }),
+		store.IntColumn("output_tokens", func(r *model.Request) int64 { return r.OutputTokens }),
+		store.IntColumn("duplicated_output_tokens", func(r *model.Request) int64 { return r.DuplicatedOutputTokens }),
+		store.FloatColumn("hidden_work_ms", func(r *model.Request) float64 { return r.HiddenWorkMs }),
+		store.IntColumn("hidden_output_tokens", func(r *model.Request) int64 { return r.HiddenOutputTokens }),
+		store.NullTextColumn("attached_to", func(r *model.Request) string { return r.AttachedTo }),
+		store.NullTextColumn("outcome_detail", func(*model.Request) string { return "" }),
+	}
+	attemptColumns = []store.Column[*model.Attempt]{
+		store.TextColumn("request_id", func(a *model.Attempt) string { return a.RequestID }),
+		store.TextColumn("trace_id", func(a *model.Attempt) string { return a.TraceID }),
+		store.TextColumn("span_id", func(a *model.Attempt) string { return a.SpanID }),
+		store.IntColumn("ordinal", func(a *model.Attempt) int64 { return int64(a.Ordinal) }),
+		store.IntListColumn("tries", func(a *model.Attempt) []int { return a.Tries }),
+		store.TextColumn("service", func(a *model.Attempt) string { return a.Service }),
+		store.TextColumn("name", func(a *model.Attempt) string { return a.Name }),
+		store.NullTextColumn("route", func(a *model.Attempt) string { return a.Route }),
+		store.NullTextColumn("model", func(a *model.Attempt) string { return a.Model }),
+		store.TextColumn("operation", func(a *model.Attempt) string { return a.Operation }),
+		store.IntColumn("start_ns", func(a *model.Attempt) int64 { return a.StartNS }),
+		store.IntColumn("end_ns", func(a *model.Attempt) int64 { return a.EndNS }),
+		store.FloatColumn("elapsed_ms", func(a *model.Attempt) float64 { return a.ElapsedMs() }),
+		store.TextColumn("outcome", func(a *model.Attempt) string { return a.Outcome }),
+		store.NullTextColumn("trigger", func(a *model.Attempt) string { return string(a.Trigger) }),
+		store.BoolColumn("is_final", func(a *model.Attempt) bool { return a.Final }),
+		store.NullIntColumn("http_status", func(a *model.Attempt) *int64 { return a.HTTPStatus }),
+		store.NullIntColumn("grpc_status", func(a *model.Attempt) *int64 { return a.GRPCStatus }),
+		store.NullTextColumn("error_type", func(a *model.Attempt) string { return a.ErrorType }),
+		store.NullFloatColumn("retry_after_s", func(a *model.Attempt) *float64 { return a.RetryAfterS }),
+		store.NullIntColumn("input_tokens", func(a *model.Attempt) *int64 { return a.InputTokens }),
+		store.NullIntColumn("output_tokens", func(a *model.Attempt) *int64 { return a.OutputTokens }),
+		store.NullFloatColumn("ttft_ms", func(a *model.Attempt) *float64 { return a.TTFTMs }),
+		store.NullFloatColumn("gap_before_ms", func(a *model.Attempt) *float64 { return a.GapBeforeMs }),
+		store.FloatColumn("overlap_ms", func(a *model.Attempt) float64 { return a.OverlapMs }),
+		store.NullIntColumn("server_end_ns", func(a *model.Attempt) *int64 { return a.ServerEndNS }),
+		store.FloatColumn("hidden_work_ms", func(a *model.Attempt) float64 { return a.HiddenWorkMs }),
+		store.IntColumn("hidden_output_tokens", func(a *model.Attempt) int64 { return a.HiddenOutputTokens }),
+		store.NullFloatColumn("queue_ms", noPhase),
+		store.NullFloatColumn("connect_ms", noPhase),
+		store.NullFloatColumn("serve_ms", noPhase),
+		store.NullFloatColumn("generate_ms", noPhase),
+	}
+	alternativeColumns = []store.Column[alternative]{
+		store.TextColumn("request_id", func(a alternative) string { return a.request.traceID + ":" + a.request.spanID }),
+		store.IntColumn("start_ns", func(a alternative) int64 { return a.request.start }),
+		store.IntColumn("d_requests", func(a alternative) int64 { return int64(a.delta.requests) }),
+		store.IntColumn("d_retried", func(a alternative) int64 { return int64(a.delta.retried) }),
+		store.IntColumn("d_retried_ok", func(a alternative) int64 { return int64(a.delta.retriedOK) }),
+		store.IntColumn("d_failed", func(a alternative) int64 { return int64(a.delta.failed) }),
+	}
 )
 
-func newWriter(st *store.Store) (*writer, error) {
-	w := &writer{}
+func noPhase(*model.Attempt) *float64 { return nil }
+
+func newWriter(ctx context.Context, st *store.Store) (*writer, error) {
+	w := &writer{ctx: ctx}
 	var err error
-	if w.reqApp, err = st.NewAppender("", "requests", requestColumns); err == nil {
-		if w.attApp, err = st.NewAppender("", "attempts", attemptColumns); err == nil {
-			w.altApp, err = st.NewAppender("", "join_alternatives", alternativeColumns)
+	if w.reqs, err = store.NewLoader(st, "requests", requestColumns); err == nil {
+		if w.atts, err = store.NewLoader(st, "attempts", attemptColumns); err == nil {
+			w.alts, err = store.NewLoader(st, "join_alternatives", alternativeColumns)
 		}
 	}
-	if err != nil {
-		for _, a := range []*duckdb.Appender{w.reqApp, w.attApp} {
-			if a != nil {
-				a.Close()
-			}
-		}
-		return nil, fmt.Errorf("open appender: %w", err)
-	}
-	return w, nil
+	return w, err
 }
 
+// close inserts what is still gathered.
 func (w *writer) close() error {
-	return errors.Join(w.reqApp.Close(), w.attApp.Close(), w.altApp.Close())
+	return errors.Join(w.reqs.Flush(w.ctx), w.atts.Flush(w.ctx), w.alts.Flush(w.ctx))
 }
 
 // writeAlternative records what one doubtful cross-trace decision would
 // change had it gone the other way.
 func (w *writer) writeAlternative(a alternative) error {
-	d := a.delta
-	if d == (countDelta{}) {
+	if a.delta == (countDelta{}) {
 		return nil
 	}
-	err := w.altApp.AppendRow(a.request.traceID+":"+a.request.spanID, a.request.start,
-		int32(d.requests), int32(d.retried), int32(d.retriedOK), int32(d.failed))
-	if err != nil {
-		return fmt.Errorf("write join alternative: %w", err)
-	}
-	return nil
+	return w.alts.Add(w.ctx, a)
 }
 
 func (w *writer) write(r *model.Request, attempts []*model.Attempt) error {
-	var finalTrigger any
-	if r.FinalTrigger != "" {
-		finalTrigger = string(r.FinalTrigger)
-	}
-	layerCounts := make([]int32, len(r.LayerCounts))
-	for i, c := range r.LayerCounts {
-		layerCounts[i] = int32(c)
-	}
-	err := w.reqApp.AppendRow(r.ID, r.TraceID, r.SpanID, string(r.Linkage), r.Inferred,
-		r.Service, r.Operation, r.Route, r.FinalRoute, nullString(r.Model), nullString(r.FinalModel), r.Stream,
-		r.StartNS, r.EndNS, r.LatencyMs, int32(r.Attempts), r.Layers, layerCounts,
-		r.Outcome, finalTrigger, r.Triggers, r.TFailedMs, nullFloat(r.BackoffMs), nullFloat(r.OverheadMs),
-		r.GapMs, r.GapSplit, r.TFinalMs, r.ResidualMs, nullFloat(r.TTFTMs), nullFloat(r.GenerationMs),
-		r.InputTokens, r.OutputTokens, r.DuplicatedOutputTokens, r.HiddenWorkMs, r.HiddenOutputTokens, nullString(r.AttachedTo), nil)
-	if err != nil {
-		return fmt.Errorf("write request %s: %w", r.ID, err)
+	if err := w.reqs.Add(w.ctx, r); err != nil {
+		return err
 	}
 	w.requests++
 	for _, a := range attempts {
-		tries := make([]int32, len(a.Tries))
-		for i, t := range a.Tries {
-			tries[i] = int32(t)
-		}
-		var trigger any
-		if a.Trigger != "" {
-			trigger = string(a.Trigger)
-		}
-		err := w.attApp.AppendRow(a.RequestID, a.TraceID, a.SpanID, int32(a.Ordinal), tries,
-			a.Service, a.Name, nullString(a.Route), nullString(a.Model), a.Operation,
-			a.StartNS, a.EndNS, a.ElapsedMs(), a.Outcome, trigger, a.Final,
-			nullInt(a.HTTPStatus), nullInt(a.GRPCStatus), nullString(a.ErrorType), nullFloat(a.RetryAfterS),
-			nullInt(a.InputTokens), nullInt(a.OutputTokens), nullFloat(a.TTFTMs), nullFloat(a.GapBeforeMs),
-			a.OverlapMs, nullInt(a.ServerEndNS), a.HiddenWorkMs, a.HiddenOutputTokens, nil, nil, nil, nil)
-		if err != nil {
-			return fmt.Errorf("write attempt %s:%s: %w", a.TraceID, a.SpanID, err)
+		if err := w.atts.Add(w.ctx, a); err != nil {
+			return err
 		}
 		w.attempts++
 	}
 	return nil
-}
-
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-func nullFloat(p *float64) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
-func nullInt(p *int64) any {
-	if p == nil {
-		return nil
-	}
-	return *p
 }

@@ -61,25 +61,38 @@ func (col *chunkCol) ok(i int) bool {
 	return col.valid == nil || col.valid[i>>6]>>(i&63)&1 != 0
 }
 
-// Int is an Int column's value and whether it is not NULL.
+// Int is a KindInt column's value and whether it is not NULL; NULL reads
+// as 0.
 func (c *Chunk) Int(col, row int) (int64, bool) {
 	k := &c.cols[col]
-	return k.ints[row], k.ok(row)
+	if !k.ok(row) {
+		return 0, false
+	}
+	return k.ints[row], true
 }
 
-// Float is a Float column's value and whether it is not NULL.
+// Float is a KindFloat column's value and whether it is not NULL; NULL
+// reads as 0.
 func (c *Chunk) Float(col, row int) (float64, bool) {
 	k := &c.cols[col]
-	return k.floats[row], k.ok(row)
+	if !k.ok(row) {
+		return 0, false
+	}
+	return k.floats[row], true
 }
 
-// Bool is a Bool column's value and whether it is not NULL.
+// Bool is a KindBool column's value and whether it is not NULL; NULL
+// reads as false.
 func (c *Chunk) Bool(col, row int) (bool, bool) {
 	k := &c.cols[col]
-	return k.bools[row], k.ok(row)
+	if !k.ok(row) {
+		return false, false
+	}
+	return k.bools[row], true
 }
 
-// Text is a Text column's value, copied, and whether it is not NULL.
+// Text is a KindText column's value, copied, and whether it is not NULL;
+// NULL reads as "".
 func (c *Chunk) Text(col, row int) (string, bool) {
 	k := &c.cols[col]
 	if !k.ok(row) {
@@ -99,16 +112,24 @@ func (c *Chunk) List(col, row int) (from, to int) {
 	return int(e.offset), int(e.offset + e.length)
 }
 
-// IntElem is element i of a KindIntList column and whether it is not NULL.
+// IntElem is element i of a KindIntList column and whether it is not
+// NULL; NULL reads as 0.
 func (c *Chunk) IntElem(col, i int) (int64, bool) {
 	k := c.cols[col].child
-	return k.ints[i], k.ok(i)
+	if !k.ok(i) {
+		return 0, false
+	}
+	return k.ints[i], true
 }
 
-// FloatElem is element i of a KindFloatList column and whether it is not NULL.
+// FloatElem is element i of a KindFloatList column and whether it is not
+// NULL; NULL reads as 0.
 func (c *Chunk) FloatElem(col, i int) (float64, bool) {
 	k := c.cols[col].child
-	return k.floats[i], k.ok(i)
+	if !k.ok(i) {
+		return 0, false
+	}
+	return k.floats[i], true
 }
 
 func textOf(s *duckString) string {

@@ -40,7 +40,7 @@ func TestEachChunkReadsWhatTheQueryReturns(t *testing.T) {
 			if v, ok := c.Int(0, r); !ok || v != i {
 				return fmt.Errorf("row %d: i = %d, %v", i, v, ok)
 			}
-			if v, ok := c.Float(1, r); ok != (i%3 != 0) || (ok && v != float64(i)*1.5) {
+			if v, ok := c.Float(1, r); ok != (i%3 != 0) || (ok && v != float64(i)*1.5) || (!ok && v != 0) {
 				return fmt.Errorf("row %d: float %v, %v", i, v, ok)
 			}
 			want := ""
@@ -86,6 +86,11 @@ func TestEachChunkReadsWhatTheQueryReturns(t *testing.T) {
 			f, _ := c.Float(10, r)
 			b, _ := c.Bool(11, r)
 			_, null := c.Int(12, r)
+			if from, _ := c.List(7, r); i%5 != 0 {
+				if v, ok := c.IntElem(7, from+1); ok || v != 0 {
+					return fmt.Errorf("row %d: a NULL element reads as %d", i, v)
+				}
+			}
 			if s != "param" || f != 2.5 || !b || null {
 				return fmt.Errorf("row %d: parameters %q %v %v %v", i, s, f, b, null)
 			}
@@ -97,6 +102,20 @@ func TestEachChunkReadsWhatTheQueryReturns(t *testing.T) {
 	}
 	if rows != n || chunks < 3 {
 		t.Fatalf("%d rows in %d chunks, want %d rows in at least 3", rows, chunks, n)
+	}
+	// Here DuckDB leaves whatever was there in some NULLs' slots.
+	err = store.EachChunk(ctx, st.Conn, `SELECT i, CASE WHEN i % 2 = 0 THEN i * 1000003 END FROM range($1) t(i)`, []any{int64(n)},
+		[]store.Kind{store.KindInt, store.KindInt}, func(c *store.Chunk) error {
+			for r := range c.Len() {
+				i, _ := c.Int(0, r)
+				if v, ok := c.Int(1, r); ok != (i%2 == 0) || (ok && v != i*1000003) || (!ok && v != 0) {
+					return fmt.Errorf("row %d: %d, %v", i, v, ok)
+				}
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -2,15 +2,16 @@ package report
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"time"
+	"unique"
 
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/queries"
 )
 
 // MarginalYield is what each further attempt buys (SPEC §8): for the
@@ -163,35 +164,36 @@ func loadYieldRequests(ctx context.Context, st *store.Store, win model.Window) (
 	var out []*yieldRequest
 	var cur *yieldRequest
 	var curID string
-	err := eachRow(ctx, st.Conn, "yield_attempts", []any{lo, hi, from}, func(rows *sql.Rows) error {
-		var (
-			id                  string
-			r                   yieldRequest
-			used                sql.NullInt64
-			ordinal             int
-			start, end          int64
-			endMs, cost, hidden float64
-			tokens              int64
-		)
-		if err := rows.Scan(&id, &r.seg[0], &r.seg[1], &r.seg[2], &r.startNs, &r.latency, &r.attempts, &used,
-			&ordinal, &start, &end, &endMs, &cost, &tokens, &hidden); err != nil {
-			return err
+	err := store.EachChunk(ctx, st.Conn, queries.Get("yield_attempts"), []any{lo, hi, from}, yieldKinds, func(c *store.Chunk) error {
+		for i := range c.Len() {
+			text := func(col int) string { v, _ := c.Text(col, i); return v }
+			num := func(col int) int64 { v, _ := c.Int(col, i); return v }
+			float := func(col int) float64 { v, _ := c.Float(col, i); return v }
+			if id := text(0); cur == nil || id != curID {
+				// The segment's values repeat across requests: one copy each.
+				seg := func(col int) string { return unique.Make(text(col)).Value() }
+				cur = &yieldRequest{seg: [3]string{seg(1), seg(2), seg(3)},
+					startNs: num(4), latency: float(5), attempts: int(num(6)), used: int(num(7))}
+				curID = id
+				out = append(out, cur)
+			}
+			if ordinal := num(8); ordinal != int64(len(cur.endMs)+1) {
+				return fmt.Errorf("request %s: attempt %d follows %d", curID, ordinal, len(cur.endMs))
+			}
+			cur.startsNs, cur.endsNs = append(cur.startsNs, num(9)), append(cur.endsNs, num(10))
+			cur.endMs, cur.costMs, cur.tokens = append(cur.endMs, float(11)), append(cur.costMs, float(12)), append(cur.tokens, num(13))
+			cur.hiddenMs = append(cur.hiddenMs, float(14))
 		}
-		if cur == nil || id != curID {
-			r.used = int(used.Int64)
-			cur, curID = &r, id
-			out = append(out, cur)
-		}
-		if ordinal != len(cur.endMs)+1 {
-			return fmt.Errorf("request %s: attempt %d follows %d", id, ordinal, len(cur.endMs))
-		}
-		cur.startsNs, cur.endsNs = append(cur.startsNs, start), append(cur.endsNs, end)
-		cur.endMs, cur.costMs, cur.tokens = append(cur.endMs, endMs), append(cur.costMs, cost), append(cur.tokens, tokens)
-		cur.hiddenMs = append(cur.hiddenMs, hidden)
 		return nil
 	})
 	return out, err
 }
+
+// yieldKinds are the columns of yield_attempts.
+var yieldKinds = []store.Kind{store.KindText, store.KindText, store.KindText, store.KindText, // request_id, segment
+	store.KindInt, store.KindFloat, store.KindInt, store.KindInt, // start_ns, latency_ms, attempts, used ordinal
+	store.KindInt, store.KindInt, store.KindInt, // ordinal, start_ns, end_ns
+	store.KindFloat, store.KindFloat, store.KindInt, store.KindFloat} // end_offset_ms, cost_ms, tokens, hidden_work_ms
 
 // yieldCurve measures the marginal yield of reqs.
 func yieldCurve(reqs []*yieldRequest, rule model.Rule, budget YieldBudget) YieldCurve {

@@ -44,15 +44,18 @@ joined AS (
         p.in_tokens, p.out_tokens,
         CASE WHEN p.in_tokens > 0 THEN floor(log2(p.in_tokens))::INTEGER ELSE -1 END AS size_bucket,
         (coalesce(p.first_end_ns, r.end_ns) - r.start_ns) / 1e6 AS t1_ms,
-        s.attributes[$1::VARCHAR] AS arm,
-        s.resource_attributes['cloud.region'] AS region,
+        s.arm,
+        s.region,
         CASE WHEN r.outcome = 'ok' AND p.final_attempt_route IS DISTINCT FROM r.route
              THEN p.final_ok_ms END AS fallover_ms
     FROM requests r
     LEFT JOIN per_request p USING (request_id)
     -- The anchor span starts when the request does, so the same range
-    -- bounds the spans read.
-    LEFT JOIN (SELECT trace_id, span_id, attributes, resource_attributes FROM spans WHERE start_ns BETWEEN $8 AND $9) s
+    -- bounds the spans read. Its two values are looked up before the
+    -- join: carrying the whole attribute maps of every span through it
+    -- took a quarter of this query at 10M spans.
+    LEFT JOIN (SELECT trace_id, span_id, attributes[$1::VARCHAR] AS arm, resource_attributes['cloud.region'] AS region
+               FROM spans WHERE start_ns BETWEEN $8 AND $9) s
         ON s.trace_id = r.trace_id AND s.span_id = r.span_id
     WHERE r.start_ns BETWEEN $8 AND $9
 )

@@ -131,7 +131,7 @@ func must[T any](v T, err error) T {
 // registerStaged makes the staged-spans function known to the store's
 // connection, yielding what s.staged holds.
 func (s *Store) registerStaged(ctx context.Context) error {
-	if err := checkVectorLayout(); err != nil {
+	if err := checkLayout(vectorLayoutErr, "loaded into"); err != nil {
 		return err
 	}
 	name := fmt.Sprintf("%s_%d", stagedFunctionName, stagedFunctions.Add(1))
@@ -204,9 +204,11 @@ var rawVectorOffset, vectorLayoutErr = func() (uintptr, error) {
 	return f.Offset, nil
 }()
 
-func checkVectorLayout() error {
-	if vectorLayoutErr != nil {
-		return fmt.Errorf("this build of duckdb-go cannot be loaded into directly: %w", vectorLayoutErr)
+// checkLayout turns the error of a layout check into one that says what
+// this build of duckdb-go cannot do.
+func checkLayout(err error, what string) error {
+	if err != nil {
+		return fmt.Errorf("this build of duckdb-go cannot be %s directly: %w", what, err)
 	}
 	return nil
 }

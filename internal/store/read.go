@@ -335,7 +335,7 @@ func convert[S, D any](dst []D, src []S, f func(S) D) []D {
 // execute prepares query on conn's DuckDB connection, binds args and runs
 // it, materialising its result. A cancelled ctx interrupts it.
 func execute(ctx context.Context, conn *sql.Conn, query string, args []any) (*mapping.Result, error) {
-	if err := checkConnLayout(); err != nil {
+	if err := checkLayout(connLayoutErr, "read from"); err != nil {
 		return nil, err
 	}
 	var res *mapping.Result
@@ -424,10 +424,3 @@ var rawConnOffset, connLayoutErr = func() (uintptr, error) {
 	}
 	return f.Offset, nil
 }()
-
-func checkConnLayout() error {
-	if connLayoutErr != nil {
-		return fmt.Errorf("this build of duckdb-go cannot be read from directly: %w", connLayoutErr)
-	}
-	return nil
-}

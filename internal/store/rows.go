@@ -40,7 +40,7 @@ func (c Column[T]) Name() string { return c.name }
 
 // TextColumn writes f's text, "" included.
 func TextColumn[T any](name string, f func(T) string) Column[T] {
-	return Column[T]{name: name, typ: duckdb.TYPE_VARCHAR, text: func(v T) (string, bool) { return f(v), true }}
+	return Column[T]{name: name, typ: duckdb.TYPE_VARCHAR, text: always(f)}
 }
 
 // NullTextColumn writes f's text, "" as NULL.
@@ -50,32 +50,22 @@ func NullTextColumn[T any](name string, f func(T) string) Column[T] {
 
 // IntColumn writes f's number.
 func IntColumn[T any](name string, f func(T) int64) Column[T] {
-	return Column[T]{name: name, typ: duckdb.TYPE_BIGINT, num: func(v T) (int64, bool) { return f(v), true }}
+	return Column[T]{name: name, typ: duckdb.TYPE_BIGINT, num: always(f)}
 }
 
 // NullIntColumn writes f's number, nil as NULL.
 func NullIntColumn[T any](name string, f func(T) *int64) Column[T] {
-	return Column[T]{name: name, typ: duckdb.TYPE_BIGINT, num: func(v T) (int64, bool) {
-		if p := f(v); p != nil {
-			return *p, true
-		}
-		return 0, false
-	}}
+	return Column[T]{name: name, typ: duckdb.TYPE_BIGINT, num: orNull(f)}
 }
 
 // FloatColumn writes f's number.
 func FloatColumn[T any](name string, f func(T) float64) Column[T] {
-	return Column[T]{name: name, typ: duckdb.TYPE_DOUBLE, float: func(v T) (float64, bool) { return f(v), true }}
+	return Column[T]{name: name, typ: duckdb.TYPE_DOUBLE, float: always(f)}
 }
 
 // NullFloatColumn writes f's number, nil as NULL.
 func NullFloatColumn[T any](name string, f func(T) *float64) Column[T] {
-	return Column[T]{name: name, typ: duckdb.TYPE_DOUBLE, float: func(v T) (float64, bool) {
-		if p := f(v); p != nil {
-			return *p, true
-		}
-		return 0, false
-	}}
+	return Column[T]{name: name, typ: duckdb.TYPE_DOUBLE, float: orNull(f)}
 }
 
 // BoolColumn writes f's flag.
@@ -96,6 +86,22 @@ func FloatListColumn[T any](name string, f func(T) []float64) Column[T] {
 // TextListColumn writes f's texts as a list, nil as an empty one.
 func TextListColumn[T any](name string, f func(T) []string) Column[T] {
 	return Column[T]{name: name, typ: duckdb.TYPE_VARCHAR, list: true, texts: f}
+}
+
+// always is f's value, never NULL.
+func always[T, V any](f func(T) V) func(T) (V, bool) {
+	return func(v T) (V, bool) { return f(v), true }
+}
+
+// orNull is what f points to, NULL for nil.
+func orNull[T, V any](f func(T) *V) func(T) (V, bool) {
+	return func(v T) (V, bool) {
+		if p := f(v); p != nil {
+			return *p, true
+		}
+		var zero V
+		return zero, false
+	}
 }
 
 // loaderRows is how many rows a Loader gathers before it inserts them.
@@ -124,7 +130,7 @@ var loaders atomic.Int64
 // NewLoader makes a loader of table's columns cols; the table's other
 // columns get their defaults.
 func NewLoader[T any](s *Store, table string, cols []Column[T]) (*Loader[T], error) {
-	if err := checkVectorLayout(); err != nil {
+	if err := checkLayout(vectorLayoutErr, "loaded into"); err != nil {
 		return nil, err
 	}
 	l := &Loader[T]{s: s, cols: cols}

@@ -240,25 +240,23 @@ func (l *Loader[T]) fill(vec mapping.Vector, c Column[T], rows []T) {
 			}
 		}
 	case c.num != nil:
-		out := vectorData[int64](vec, n)
-		for i, v := range rows {
-			var ok bool
-			if out[i], ok = c.num(v); !ok {
-				null(i)
-			}
-		}
+		fillValues(vectorData[int64](vec, n), rows, c.num, null)
 	case c.float != nil:
-		out := vectorData[float64](vec, n)
-		for i, v := range rows {
-			var ok bool
-			if out[i], ok = c.float(v); !ok {
-				null(i)
-			}
-		}
+		fillValues(vectorData[float64](vec, n), rows, c.float, null)
 	case c.flag != nil:
 		out := vectorData[bool](vec, n)
 		for i, v := range rows {
 			out[i] = c.flag(v)
+		}
+	}
+}
+
+// fillValues writes get's value of each row into out, or marks it NULL.
+func fillValues[T, V any](out []V, rows []T, get func(T) (V, bool), null func(int)) {
+	for i, v := range rows {
+		var ok bool
+		if out[i], ok = get(v); !ok {
+			null(i)
 		}
 	}
 }

@@ -17,8 +17,10 @@ import (
 // query assembles queries/segment_rows.sql. Every piece of SQL it adds is
 // a constant of this file; everything a user supplied goes in args.
 type query struct {
-	args     []any
-	needSpan bool // a dimension reads the anchor span
+	args []any
+	// spanCols are the anchor span's values the dimensions read (see
+	// spanValue), as select items of the spans joined.
+	spanCols []string
 	whereSQL []string
 }
 
@@ -26,6 +28,16 @@ type query struct {
 func (q *query) param(v any) string {
 	q.args = append(q.args, v)
 	return "$" + strconv.Itoa(len(q.args))
+}
+
+// spanValue returns the column that holds the anchor span's value of key
+// in its attributes or resource_attributes (m). The spans' maps are not
+// joined whole: the join carries only the values read, which at 10M spans
+// is about a quarter less work (as in baseline_input).
+func (q *query) spanValue(m, key string) string {
+	col := "v" + strconv.Itoa(len(q.spanCols)+1)
+	q.spanCols = append(q.spanCols, m+"["+q.param(key)+"] AS "+col)
+	return "s." + col
 }
 
 // expr returns the SQL expression of d's value for a request r with anchor
@@ -57,27 +69,22 @@ func (q *query) expr(d Dim) string {
 		w := q.param(d.Width.Nanoseconds())
 		e = "strftime(make_timestamp((r.start_ns // " + w + ") * " + w + " // 1000), '%Y-%m-%dT%H:%M:%SZ')"
 	case KindRegion:
-		q.needSpan = true
-		k := q.param("cloud.region")
-		e = "coalesce(s.attributes[" + k + "], s.resource_attributes[" + k + "])"
+		e = "coalesce(" + q.spanValue("attributes", "cloud.region") + ", " + q.spanValue("resource_attributes", "cloud.region") + ")"
 	case KindEnvironment:
-		q.needSpan = true
-		name, old := q.param("deployment.environment.name"), q.param("deployment.environment")
-		e = "coalesce(s.resource_attributes[" + name + "], s.resource_attributes[" + old + "], s.attributes[" + name + "], s.attributes[" + old + "])"
+		const name, old = "deployment.environment.name", "deployment.environment"
+		e = "coalesce(" + q.spanValue("resource_attributes", name) + ", " + q.spanValue("resource_attributes", old) + ", " +
+			q.spanValue("attributes", name) + ", " + q.spanValue("attributes", old) + ")"
 	case KindCache:
-		q.needSpan = true
 		keys := make([]string, len(d.CacheKeys))
 		for i, k := range d.CacheKeys {
-			keys[i] = "s.attributes[" + q.param(k) + "]"
+			keys[i] = q.spanValue("attributes", k)
 		}
 		n := "TRY_CAST(coalesce(" + strings.Join(keys, ", ") + ") AS DOUBLE)"
 		e = "CASE WHEN " + n + " > 0 THEN 'hit' WHEN " + n + " = 0 THEN 'miss' END"
 	case KindAttr:
-		q.needSpan = true
-		e = "s.attributes[" + q.param(d.Name) + "]"
+		e = q.spanValue("attributes", d.Name)
 	case KindResource:
-		q.needSpan = true
-		e = "s.resource_attributes[" + q.param(d.Name) + "]"
+		e = q.spanValue("resource_attributes", d.Name)
 	default:
 		panic(fmt.Sprintf("segment: unvalidated dimension %q", d.Kind))
 	}
@@ -122,14 +129,14 @@ func (q *query) build(spec *Spec, since, until int64, baseline bool) string {
 		q.filter(f)
 	}
 	if spec.TaskKey != "" {
-		q.needSpan = true
-		sqlText = fill(sqlText, "/*task*/", "s.attributes["+q.param(spec.TaskKey)+"],")
+		sqlText = fill(sqlText, "/*task*/", q.spanValue("attributes", spec.TaskKey)+",")
 	} else {
 		sqlText = fill(sqlText, "/*task*/", "")
 	}
 	var joins []string
-	if q.needSpan {
-		joins = append(joins, "LEFT JOIN spans s ON s.trace_id = r.trace_id AND s.span_id = r.span_id")
+	if len(q.spanCols) > 0 {
+		joins = append(joins, "LEFT JOIN (SELECT trace_id, span_id, "+strings.Join(q.spanCols, ", ")+
+			" FROM spans) s ON s.trace_id = r.trace_id AND s.span_id = r.span_id")
 	}
 	if baseline {
 		joins = append(joins, "LEFT JOIN (SELECT request_id, avg(l0_ms) AS l0_ms,"+

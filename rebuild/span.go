@@ -77,36 +77,20 @@ var factKinds = []store.Kind{
 
 // readSpan reads row i of a chunk of rebuild_partition.
 func readSpan(c *store.Chunk, i int) *span {
-	text := func(col int) string { v, _ := c.Text(col, i); return v }
-	flag := func(col int) bool { v, _ := c.Bool(col, i); return v }
-	num := func(col int) int64 { v, _ := c.Int(col, i); return v }
-	ptr := func(col int) *int64 {
-		if v, ok := c.Int(col, i); ok {
-			return &v
-		}
-		return nil
-	}
+	r := c.Row(i)
 	s := &span{
-		traceID: text(0), spanID: text(1), parentID: text(2), parentExported: flag(3),
-		name: text(4), kind: text(5), service: text(6), start: num(7), end: num(8),
-		status: text(9), statusMessage: text(10),
-		route: text(11), method: text(12), url: text(13), model: text(14), genAIOperation: text(15),
-		httpStatus: ptr(16), grpcStatus: ptr(17), errorType: text(18),
-		requestKey: text(19), retryIndex: ptr(20), counterKind: text(21),
-		rejected: flag(23), hasResponse: flag(24), trigger: text(25), firstToken: ptr(26),
-		inputTokens: ptr(29), outputTokens: ptr(30), requestParams: text(31), inputHash: ptr(32),
-		serverEnd: ptr(34), serverModel: text(35), serverOutput: ptr(36), attemptMax: ptr(37),
-	}
-	if v, ok := c.Float(22, i); ok {
-		s.retryAfterS = &v
+		traceID: r.Text(0), spanID: r.Text(1), parentID: r.Text(2), parentExported: r.Bool(3),
+		name: r.Text(4), kind: r.Text(5), service: r.Text(6), start: r.Int(7), end: r.Int(8),
+		status: r.Text(9), statusMessage: r.Text(10),
+		route: r.Text(11), method: r.Text(12), url: r.Text(13), model: r.Text(14), genAIOperation: r.Text(15),
+		httpStatus: r.IntPtr(16), grpcStatus: r.IntPtr(17), errorType: r.Text(18),
+		requestKey: r.Text(19), retryIndex: r.IntPtr(20), counterKind: r.Text(21), retryAfterS: r.FloatPtr(22),
+		rejected: r.Bool(23), hasResponse: r.Bool(24), trigger: r.Text(25), firstToken: r.IntPtr(26),
+		inputTokens: r.IntPtr(29), outputTokens: r.IntPtr(30), requestParams: r.Text(31), inputHash: r.IntPtr(32),
+		retryEvents: r.Ints(33),
+		serverEnd:   r.IntPtr(34), serverModel: r.Text(35), serverOutput: r.IntPtr(36), attemptMax: r.IntPtr(37),
 	}
 	s.backoffs = backoffIntervals(c, i, 27, 28)
-	from, to := c.List(33, i)
-	for e := from; e < to; e++ {
-		if v, ok := c.IntElem(33, e); ok {
-			s.retryEvents = append(s.retryEvents, v)
-		}
-	}
 	return s
 }
 

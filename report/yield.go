@@ -166,23 +166,21 @@ func loadYieldRequests(ctx context.Context, st *store.Store, win model.Window) (
 	var curID string
 	err := store.EachChunk(ctx, st.Conn, queries.Get("yield_attempts"), []any{lo, hi, from}, yieldKinds, func(c *store.Chunk) error {
 		for i := range c.Len() {
-			text := func(col int) string { v, _ := c.Text(col, i); return v }
-			num := func(col int) int64 { v, _ := c.Int(col, i); return v }
-			float := func(col int) float64 { v, _ := c.Float(col, i); return v }
-			if id := text(0); cur == nil || id != curID {
+			row := c.Row(i)
+			if id := row.Text(0); cur == nil || id != curID {
 				// The segment's values repeat across requests: one copy each.
-				seg := func(col int) string { return unique.Make(text(col)).Value() }
+				seg := func(col int) string { return unique.Make(row.Text(col)).Value() }
 				cur = &yieldRequest{seg: [3]string{seg(1), seg(2), seg(3)},
-					startNs: num(4), latency: float(5), attempts: int(num(6)), used: int(num(7))}
+					startNs: row.Int(4), latency: row.Float(5), attempts: int(row.Int(6)), used: int(row.Int(7))}
 				curID = id
 				out = append(out, cur)
 			}
-			if ordinal := num(8); ordinal != int64(len(cur.endMs)+1) {
+			if ordinal := row.Int(8); ordinal != int64(len(cur.endMs)+1) {
 				return fmt.Errorf("request %s: attempt %d follows %d", curID, ordinal, len(cur.endMs))
 			}
-			cur.startsNs, cur.endsNs = append(cur.startsNs, num(9)), append(cur.endsNs, num(10))
-			cur.endMs, cur.costMs, cur.tokens = append(cur.endMs, float(11)), append(cur.costMs, float(12)), append(cur.tokens, num(13))
-			cur.hiddenMs = append(cur.hiddenMs, float(14))
+			cur.startsNs, cur.endsNs = append(cur.startsNs, row.Int(9)), append(cur.endsNs, row.Int(10))
+			cur.endMs, cur.costMs = append(cur.endMs, row.Float(11)), append(cur.costMs, row.Float(12))
+			cur.tokens, cur.hiddenMs = append(cur.tokens, row.Int(13)), append(cur.hiddenMs, row.Float(14))
 		}
 		return nil
 	})

@@ -262,8 +262,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		for i := range c.Len() {
 			r, place := readRow(c, i)
 			for d := range spec.By {
-				v, _ := c.Text(len(rowKinds)+d, i)
-				values = append(values, intern(v))
+				values = append(values, intern(c.Row(i).Text(len(rowKinds)+d)))
 			}
 			out = append(out, r)
 			order = append(order, place)
@@ -299,46 +298,28 @@ var rowKinds = []store.Kind{
 // readRow reads row i of a chunk of segment_rows.sql: the request and its
 // request_order. NULL numbers are zero, or NaN where reqRow says unknown.
 func readRow(c *store.Chunk, i int) (reqRow, int64) {
-	num := func(col int) int64 { v, _ := c.Int(col, i); return v }
-	float := func(col int) float64 { v, _ := c.Float(col, i); return v }
-	orNaN := func(col int) float64 {
-		if v, ok := c.Float(col, i); ok {
-			return v
-		}
-		return math.NaN()
-	}
-	text := func(col int) string { v, _ := c.Text(col, i); return v }
-	flag := func(col int) bool { v, _ := c.Bool(col, i); return v }
-	r := reqRow{startNs: num(0), latency: float(1), attempts: int32(num(2)), ok: flag(3), stream: flag(4),
-		ttft: orNaN(5), first: orNaN(7), generation: orNaN(9)}
-	x := retryFacts{dup: num(6), second: orNaN(8), dupInput: num(10), dupMs: float(11), hiddenMs: float(12), hiddenTokens: num(13),
-		ceRetries: num(14), ceMs: float(15), ceTokens: num(16)}
+	row := c.Row(i)
+	num, float, nan := row.Int, row.Float, math.NaN()
+	r := reqRow{startNs: num(0), latency: float(1), attempts: int32(num(2)), ok: row.Bool(3), stream: row.Bool(4),
+		ttft: row.FloatOr(5, nan), first: row.FloatOr(7, nan), generation: row.FloatOr(9, nan)}
+	x := retryFacts{dup: num(6), second: row.FloatOr(8, nan), dupInput: num(10), dupMs: float(11), hiddenMs: float(12),
+		hiddenTokens: num(13), ceRetries: num(14), ceMs: float(15), ceTokens: num(16)}
 	x.route = routeRetries{n: [2]int64{num(17), num(22)}, ok: [2]int64{num(18), num(23)}, ms: [2]float64{float(19), float(24)},
 		failedMs: float(20), failedTokens: num(21)}
-	x.hygiene = hygieneRow{raRetries: num(25), raIgnored: num(26), raEarlyMs: float(27), raMs: float(28)}
-	from, to := c.List(29, i)
-	for e := from; e < to; e++ {
-		if v, ok := c.FloatElem(29, e); ok {
-			x.hygiene.gapsMs = append(x.hygiene.gapsMs, v)
-		}
-	}
-	from, to = c.List(30, i)
-	for e := from; e < to; e++ {
-		if v, ok := c.IntElem(30, e); ok {
-			x.hygiene.retryStarts = append(x.hygiene.retryStarts, v)
-		}
-	}
+	x.hygiene = hygieneRow{raRetries: num(25), raIgnored: num(26), raEarlyMs: float(27), raMs: float(28),
+		gapsMs: row.Floats(29), retryStarts: row.Ints(30)}
 	r.more = noRetries
 	if r.retried() || !x.none() {
 		r.more = &x
 	}
-	r.detail, r.finalTokens, r.finalMs = intern(text(31)), num(32), float(33)
-	r.loops, r.appTries, r.sdkMax, r.firstTokenSeen, r.task = int32(num(34)), int32(num(35)), int32(num(36)), orNaN(37), text(38)
+	r.detail, r.finalTokens, r.finalMs = intern(row.Text(31)), num(32), float(33)
+	r.loops, r.appTries, r.sdkMax = int32(num(34)), int32(num(35)), int32(num(36))
+	r.firstTokenSeen, r.task = row.FloatOr(37, nan), row.Text(38)
 	for p := range r.phaseMs {
 		r.phaseMs[p], r.phaseN[p] = float(39+2*p), num(40+2*p)
 	}
-	r.model, r.input, r.output = intern(text(47)), num(48), num(49)
-	r.l0, r.provenance = orNaN(50), intern(text(51))
+	r.model, r.input, r.output = intern(row.Text(47)), num(48), num(49)
+	r.l0, r.provenance = row.FloatOr(50, nan), intern(row.Text(51))
 	return r, num(52)
 }
 

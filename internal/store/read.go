@@ -132,6 +132,77 @@ func (c *Chunk) FloatElem(col, i int) (float64, bool) {
 	return k.floats[i], true
 }
 
+// Row is one row of a chunk, for readers that take NULL as the zero value
+// (or, through the Ptr and Or methods, as something else).
+type Row struct {
+	c *Chunk
+	i int
+}
+
+// Row is row i of the chunk.
+func (c *Chunk) Row(i int) Row { return Row{c, i} }
+
+// Int is a KindInt column's value, 0 for NULL.
+func (r Row) Int(col int) int64 { v, _ := r.c.Int(col, r.i); return v }
+
+// Float is a KindFloat column's value, 0 for NULL.
+func (r Row) Float(col int) float64 { v, _ := r.c.Float(col, r.i); return v }
+
+// Bool is a KindBool column's value, false for NULL.
+func (r Row) Bool(col int) bool { v, _ := r.c.Bool(col, r.i); return v }
+
+// Text is a KindText column's value, "" for NULL.
+func (r Row) Text(col int) string { v, _ := r.c.Text(col, r.i); return v }
+
+// IntPtr is a KindInt column's value, nil for NULL.
+func (r Row) IntPtr(col int) *int64 {
+	if v, ok := r.c.Int(col, r.i); ok {
+		return &v
+	}
+	return nil
+}
+
+// FloatPtr is a KindFloat column's value, nil for NULL.
+func (r Row) FloatPtr(col int) *float64 {
+	if v, ok := r.c.Float(col, r.i); ok {
+		return &v
+	}
+	return nil
+}
+
+// FloatOr is a KindFloat column's value, null for NULL.
+func (r Row) FloatOr(col int, null float64) float64 {
+	if v, ok := r.c.Float(col, r.i); ok {
+		return v
+	}
+	return null
+}
+
+// Ints are a KindIntList column's elements but NULL ones; nil when none.
+func (r Row) Ints(col int) []int64 {
+	var out []int64
+	from, to := r.c.List(col, r.i)
+	for e := from; e < to; e++ {
+		if v, ok := r.c.IntElem(col, e); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Floats are a KindFloatList column's elements but NULL ones; nil when
+// none.
+func (r Row) Floats(col int) []float64 {
+	var out []float64
+	from, to := r.c.List(col, r.i)
+	for e := from; e < to; e++ {
+		if v, ok := r.c.FloatElem(col, e); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 func textOf(s *duckString) string {
 	n := binary.LittleEndian.Uint32(s[0:4])
 	if n <= 12 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,26 @@ func TestEachChunkReadsWhatTheQueryReturns(t *testing.T) {
 				return fmt.Errorf("row %d: float list of %d", i, to-from)
 			} else if v, _ := c.FloatElem(8, from); v != float64(i)/2 {
 				return fmt.Errorf("row %d: float list [%v]", i, v)
+			}
+			row := c.Row(r)
+			wantF, wantText := float64(i)*1.5, want
+			if i%3 == 0 {
+				wantF = -1
+			}
+			if i%4 == 0 {
+				wantText = ""
+			}
+			if p := row.FloatPtr(1); (p == nil) != (i%3 == 0) || row.FloatOr(1, -1) != wantF {
+				return fmt.Errorf("row %d: Row.FloatPtr %v, FloatOr %v", i, p, row.FloatOr(1, -1))
+			}
+			if p := row.IntPtr(12); p != nil || row.Int(12) != 0 || row.Text(2) != wantText {
+				return fmt.Errorf("row %d: Row.IntPtr %v, Text %q", i, p, row.Text(2))
+			}
+			if got := row.Ints(7); (i%5 == 0 && got != nil) || (i%5 != 0 && !slices.Equal(got, []int64{i, i + 1})) {
+				return fmt.Errorf("row %d: Row.Ints %v (NULL elements left out)", i, got)
+			}
+			if got := row.Floats(8); !slices.Equal(got, []float64{float64(i) / 2}) {
+				return fmt.Errorf("row %d: Row.Floats %v", i, got)
 			}
 			s, _ := c.Text(9, r)
 			f, _ := c.Float(10, r)

@@ -167,12 +167,13 @@ func loadYieldRequests(ctx context.Context, st *store.Store, win model.Window) (
 	err := store.EachChunk(ctx, st.Conn, queries.Get("yield_attempts"), []any{lo, hi, from}, yieldKinds, func(c *store.Chunk) error {
 		for i := range c.Len() {
 			row := c.Row(i)
-			if id := row.Text(0); cur == nil || id != curID {
+			// A request's attempts come together: its id is copied once.
+			if cur == nil || !row.TextIs(0, curID) {
 				// The segment's values repeat across requests: one copy each.
 				seg := func(col int) string { return unique.Make(row.Text(col)).Value() }
 				cur = &yieldRequest{seg: [3]string{seg(1), seg(2), seg(3)},
 					startNs: row.Int(4), latency: row.Float(5), attempts: int(row.Int(6)), used: int(row.Int(7))}
-				curID = id
+				curID = row.Text(0)
 				out = append(out, cur)
 			}
 			if ordinal := row.Int(8); ordinal != int64(len(cur.endMs)+1) {

@@ -154,6 +154,16 @@ func (r Row) Bool(col int) bool { v, _ := r.c.Bool(col, r.i); return v }
 // Text is a KindText column's value, "" for NULL.
 func (r Row) Text(col int) string { v, _ := r.c.Text(col, r.i); return v }
 
+// TextIs says whether a KindText column holds s (not NULL), without
+// copying the text.
+func (r Row) TextIs(col int, s string) bool {
+	k := &r.c.cols[col]
+	if !k.ok(r.i) {
+		return false
+	}
+	return string(textBytes(&k.texts[r.i])) == s
+}
+
 // IntPtr is a KindInt column's value, nil for NULL.
 func (r Row) IntPtr(col int) *int64 {
 	if v, ok := r.c.Int(col, r.i); ok {
@@ -203,14 +213,18 @@ func (r Row) Floats(col int) []float64 {
 	return out
 }
 
-func textOf(s *duckString) string {
+// textBytes are the bytes of a DuckDB string, where they are: valid only
+// while its chunk is.
+func textBytes(s *duckString) []byte {
 	n := binary.LittleEndian.Uint32(s[0:4])
 	if n <= 12 {
-		return string(s[4 : 4+n])
+		return s[4 : 4+n]
 	}
 	p := *(*unsafe.Pointer)(unsafe.Pointer(&s[8])) // the string's pointer, little-endian like the length
-	return string(unsafe.Slice((*byte)(p), n))
+	return unsafe.Slice((*byte)(p), n)
 }
+
+func textOf(s *duckString) string { return string(textBytes(s)) }
 
 // EachChunk runs query on conn with args and calls each with every chunk
 // of its result, in order; kinds says how each column is read, and a

@@ -97,6 +97,9 @@ func TestEachChunkReadsWhatTheQueryReturns(t *testing.T) {
 			if p := row.IntPtr(12); p != nil || row.Int(12) != 0 || row.Text(2) != wantText {
 				return fmt.Errorf("row %d: Row.IntPtr %v, Text %q", i, p, row.Text(2))
 			}
+			if !row.TextIs(2, wantText) && i%4 != 0 || row.TextIs(2, "x") || (i%4 == 0 && row.TextIs(2, "")) {
+				return fmt.Errorf("row %d: Row.TextIs", i)
+			}
 			if got := row.Ints(7); (i%5 == 0 && got != nil) || (i%5 != 0 && !slices.Equal(got, []int64{i, i + 1})) {
 				return fmt.Errorf("row %d: Row.Ints %v (NULL elements left out)", i, got)
 			}

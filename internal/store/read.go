@@ -189,24 +189,18 @@ func (r Row) FloatOr(col int, null float64) float64 {
 }
 
 // Ints are a KindIntList column's elements but NULL ones; nil when none.
-func (r Row) Ints(col int) []int64 {
-	var out []int64
-	from, to := r.c.List(col, r.i)
-	for e := from; e < to; e++ {
-		if v, ok := r.c.IntElem(col, e); ok {
-			out = append(out, v)
-		}
-	}
-	return out
-}
+func (r Row) Ints(col int) []int64 { return listOf(r, col, (*Chunk).IntElem) }
 
 // Floats are a KindFloatList column's elements but NULL ones; nil when
 // none.
-func (r Row) Floats(col int) []float64 {
-	var out []float64
+func (r Row) Floats(col int) []float64 { return listOf(r, col, (*Chunk).FloatElem) }
+
+// listOf gathers the valid elements of row r's list in column col.
+func listOf[V any](r Row, col int, elem func(c *Chunk, col, i int) (V, bool)) []V {
+	var out []V
 	from, to := r.c.List(col, r.i)
 	for e := from; e < to; e++ {
-		if v, ok := r.c.FloatElem(col, e); ok {
+		if v, ok := elem(r.c, col, e); ok {
 			out = append(out, v)
 		}
 	}

@@ -89,6 +89,9 @@ type Attempt struct {
 	// HiddenOutputTokens: output the server generated that the client never
 	// received, for an abandoned attempt.
 	HiddenOutputTokens int64
+	// The attempt's time as T = Q + C + S + G (queue, connection setup,
+	// serving, generation) where its telemetry shows each; nil where not.
+	QueueMs, ConnectMs, ServeMs, GenerateMs *float64
 }
 
 // ElapsedMs is the attempt's own duration in milliseconds.

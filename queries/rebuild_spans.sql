@@ -60,6 +60,11 @@
 --   server_end_ns, server_model, server_output_tokens: from SERVER children
 --     (the callee), which are never attempts themselves;
 --   attempt_max: the attempt cap a counter states (amz-sdk-request max=M);
+--   server_start_ns: the first start of the SERVER children (see
+--     server_end_ns); conn_start_ns, conn_end_ns: the first start and last
+--     end of the children that set up a connection (otelhttptrace's
+--     http.getconn, http.dns, http.connect, http.tls), for the attempt's
+--     phases;
 --   slice: hash(trace_id) % $6, the slice of traces the span is read in.
 CREATE OR REPLACE TEMP TABLE rebuild_facts AS
 WITH attempt_parents AS (
@@ -162,12 +167,20 @@ e AS (
 -- of 48 characters, so the hash tables stay small; a collision among the
 -- spans of one database is vanishingly unlikely (64-bit hashes).
 srv AS (
-    SELECT hash(trace_id, parent_span_id) AS k, max(end_ns) AS server_end_ns,
+    SELECT hash(trace_id, parent_span_id) AS k, min(start_ns) AS server_start_ns, max(end_ns) AS server_end_ns,
            min(list_filter(list_transform($5::VARCHAR[], k -> attributes[k]), v -> v IS NOT NULL)[1]) AS server_model,
            sum(TRY_CAST(attributes['gen_ai.usage.output_tokens'] AS BIGINT)) AS server_output_tokens,
            bool_or(status_code = 'error') AS server_failed
     FROM rebuild_source
     WHERE kind = 'server' AND parent_span_id IS NOT NULL
+    GROUP BY ALL
+),
+-- otelhttptrace's spans of a connection's setup, summarised onto their
+-- parent (the attempt).
+conn AS (
+    SELECT hash(trace_id, parent_span_id) AS k, min(start_ns) AS conn_start_ns, max(end_ns) AS conn_end_ns
+    FROM rebuild_source
+    WHERE name IN ('http.getconn', 'http.dns', 'http.connect', 'http.tls') AND parent_span_id IS NOT NULL
     GROUP BY ALL
 )
 SELECT
@@ -230,8 +243,10 @@ SELECT
     e.input_tokens, e.output_tokens, e.request_params, e.input_hash, e.retry_event_ns,
     srv.server_end_ns, srv.server_model, srv.server_output_tokens,
     TRY_CAST(regexp_extract(e.amz_request, 'max=(\d+)', 1) AS BIGINT) AS attempt_max,
+    srv.server_start_ns, conn.conn_start_ns, conn.conn_end_ns,
     hash(e.trace_id) % $6::UBIGINT AS slice
 FROM e
 LEFT JOIN (SELECT hash(trace_id, span_id) AS k FROM rebuild_source) p ON p.k = hash(e.trace_id, e.parent_span_id)
 LEFT JOIN srv ON srv.k = hash(e.trace_id, e.span_id)
+LEFT JOIN conn ON conn.k = hash(e.trace_id, e.span_id)
 ORDER BY slice, e.trace_id, e.start_ns, e.span_id;

@@ -115,6 +115,7 @@ func attemptRows(g *group, requestID string, triggers []string, final int) []*mo
 				a.HiddenOutputTokens = max(0, *s.serverOutput-received)
 			}
 		}
+		setPhases(a, s)
 		attempts[i] = a
 	}
 	fillModels(attempts)

@@ -224,9 +224,6 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 		err = st.ExecScript(ctx, "rebuild_outcomes", int64(opt.SplitWindow))
 	}
 	if err == nil {
-		err = st.ExecScript(ctx, "rebuild_phases")
-	}
-	if err == nil {
 		err = crashpoint.Hit("rebuild.built")
 	}
 	if err != nil {

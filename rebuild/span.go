@@ -35,6 +35,8 @@ type span struct {
 	serverModel               string
 	serverOutput              *int64
 	attemptMax                *int64 // the cap a counter states
+	serverStart               *int64 // the callee's SERVER spans' first start
+	connStart, connEnd        *int64 // the connection-setup children's first start and last end
 
 	parent   *span
 	children []*span
@@ -73,6 +75,7 @@ var factKinds = []store.Kind{
 	store.KindIntList, store.KindFloatList, // backoff_at_ns, backoff_ms
 	store.KindInt, store.KindInt, store.KindText, store.KindInt, store.KindIntList, // input_tokens, output_tokens, request_params, input_hash, retry_event_ns
 	store.KindInt, store.KindText, store.KindInt, store.KindInt, // server_end_ns, server_model, server_output_tokens, attempt_max
+	store.KindInt, store.KindInt, store.KindInt, // server_start_ns, conn_start_ns, conn_end_ns
 }
 
 // readSpan reads row i of a chunk of rebuild_partition.
@@ -89,6 +92,7 @@ func readSpan(c *store.Chunk, i int) *span {
 		inputTokens: r.IntPtr(29), outputTokens: r.IntPtr(30), requestParams: r.Text(31), inputHash: r.IntPtr(32),
 		retryEvents: r.Ints(33),
 		serverEnd:   r.IntPtr(34), serverModel: r.Text(35), serverOutput: r.IntPtr(36), attemptMax: r.IntPtr(37),
+		serverStart: r.IntPtr(38), connStart: r.IntPtr(39), connEnd: r.IntPtr(40),
 	}
 	s.backoffs = backoffIntervals(c, i, 27, 28)
 	return s

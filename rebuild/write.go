@@ -20,8 +20,7 @@ type writer struct {
 }
 
 // The columns the writer gives, every column of its tables;
-// outcome_detail and the attempts' phases are NULL here, filled later by
-// rebuild_outcomes and rebuild_phases.
+// outcome_detail is NULL here, filled later by rebuild_outcomes.
 var (
 	requestColumns = []store.Column[*model.Request]{
 		store.TextColumn("request_id", func(r *model.Request) string { return r.ID }),
@@ -91,10 +90,10 @@ var (
 		store.NullIntColumn("server_end_ns", func(a *model.Attempt) *int64 { return a.ServerEndNS }),
 		store.FloatColumn("hidden_work_ms", func(a *model.Attempt) float64 { return a.HiddenWorkMs }),
 		store.IntColumn("hidden_output_tokens", func(a *model.Attempt) int64 { return a.HiddenOutputTokens }),
-		store.NullFloatColumn("queue_ms", noPhase),
-		store.NullFloatColumn("connect_ms", noPhase),
-		store.NullFloatColumn("serve_ms", noPhase),
-		store.NullFloatColumn("generate_ms", noPhase),
+		store.NullFloatColumn("queue_ms", func(a *model.Attempt) *float64 { return a.QueueMs }),
+		store.NullFloatColumn("connect_ms", func(a *model.Attempt) *float64 { return a.ConnectMs }),
+		store.NullFloatColumn("serve_ms", func(a *model.Attempt) *float64 { return a.ServeMs }),
+		store.NullFloatColumn("generate_ms", func(a *model.Attempt) *float64 { return a.GenerateMs }),
 	}
 	alternativeColumns = []store.Column[alternative]{
 		store.TextColumn("request_id", func(a alternative) string { return a.request.traceID + ":" + a.request.spanID }),
@@ -105,8 +104,6 @@ var (
 		store.IntColumn("d_failed", func(a alternative) int64 { return int64(a.delta.failed) }),
 	}
 )
-
-func noPhase(*model.Attempt) *float64 { return nil }
 
 func newWriter(ctx context.Context, st *store.Store) (*writer, error) {
 	w := &writer{ctx: ctx}

@@ -7,7 +7,7 @@
 --                   (queries/rebuild_outcomes.sql sets it after the rebuild)
 --   attempts.queue_ms, connect_ms, serve_ms, generate_ms  the attempt's time
 --                   as T = Q + C + S + G where telemetry shows it, NULL where
---                   not (queries/rebuild_phases.sql defines each and sets
+--                   not (rebuild/phases.go defines each; the rebuild sets
 --                   them)
 -- Requests and attempts derived before this migration lack them, so the
 -- rebuild state is cleared: the next command rebuilds every request from

@@ -142,4 +142,7 @@ type Request struct {
 	HiddenWorkMs           float64
 	HiddenOutputTokens     int64
 	AttachedTo             string // orphans: the trace root they were attached to
+	// OutcomeDetail says what ended the request, beside Outcome, where the
+	// spans let it be inferred or state it; "" otherwise.
+	OutcomeDetail string
 }

@@ -6,16 +6,25 @@
 -- new spans, since a retry split across traces may join them; and every
 -- trace of a request built from any of those, so a request is rebuilt
 -- whole. The traces in rebuild_pending (what retention left of a request)
--- count as new, with their own neighbours in time. Work grows with the new
--- data, not with the history.
+-- count as new, with their own neighbours in time, and so do the traces of
+-- the requests whose outcome detail the dump's end decides (failed ones
+-- ending within the window of it, and those found unfinished before): the
+-- new spans may have moved the end. Work grows with the new data, not with
+-- the history.
 CREATE OR REPLACE TEMP TABLE rebuild_seed AS
-WITH fresh AS (
-    SELECT trace_id, start_ns, end_ns, false AS pending FROM spans WHERE file_id > $1
+WITH near_end AS (
+    SELECT trace_id FROM requests
+    WHERE outcome_detail = 'unfinished' OR (outcome = 'error' AND end_ns > (SELECT max(end_ns) FROM spans) - $2)
+),
+fresh AS (
+    SELECT trace_id, start_ns, end_ns, 0 AS source FROM spans WHERE file_id > $1
     UNION ALL
-    SELECT trace_id, start_ns, end_ns, true FROM spans WHERE trace_id IN (SELECT trace_id FROM rebuild_pending)
+    SELECT trace_id, start_ns, end_ns, 1 FROM spans WHERE trace_id IN (SELECT trace_id FROM rebuild_pending)
+    UNION ALL
+    SELECT trace_id, start_ns, end_ns, 2 FROM spans WHERE trace_id IN (SELECT trace_id FROM near_end)
 ),
 bounds AS (
-    SELECT min(start_ns) - $2 AS lo, max(end_ns) + $2 AS hi FROM fresh GROUP BY pending
+    SELECT min(start_ns) - $2 AS lo, max(end_ns) + $2 AS hi FROM fresh GROUP BY source
 )
 SELECT DISTINCT trace_id FROM fresh
 UNION

@@ -65,6 +65,12 @@
 --     end of the children that set up a connection (otelhttptrace's
 --     http.getconn, http.dns, http.connect, http.tls), for the attempt's
 --     phases;
+--   exhausted_reason: why the span's retry loop gave up, as it states
+--     (retryscope.exhausted.reason), when that is one of attempt_cap,
+--     deadline, no_progress, token_cap, no_capacity; deadline_ms: the
+--     deadline it states (retryscope.deadline_ms); length_cut: its answer
+--     stopped at the output token cap (gen_ai.response.finish_reasons
+--     holds "length"), for the request's outcome detail;
 --   slice: hash(trace_id) % $6, the slice of traces the span is read in.
 CREATE OR REPLACE TEMP TABLE rebuild_facts AS
 WITH attempt_parents AS (
@@ -140,6 +146,10 @@ a AS (
              THEN [x.key || '=' || x.value FOR x IN map_entries(attributes)
                    IF starts_with(x.key, 'gen_ai.prompt.') OR starts_with(x.key, 'llm.input_messages.')] END AS input_parts,
         coalesce(attributes['retryscope.rejected_output'] = 'true', false) AS rejected_attr,
+        CASE WHEN attributes['retryscope.exhausted.reason'] IN ('attempt_cap', 'deadline', 'no_progress', 'token_cap', 'no_capacity')
+             THEN attributes['retryscope.exhausted.reason'] END AS exhausted_reason,
+        TRY_CAST(attributes['retryscope.deadline_ms'] AS DOUBLE) AS deadline_ms,
+        coalesce(attributes['gen_ai.response.finish_reasons'] ILIKE '%length%', false) AS length_cut,
         CASE WHEN len(events) > 0 THEN events END AS events
     FROM kept
 ),
@@ -244,6 +254,7 @@ SELECT
     srv.server_end_ns, srv.server_model, srv.server_output_tokens,
     TRY_CAST(regexp_extract(e.amz_request, 'max=(\d+)', 1) AS BIGINT) AS attempt_max,
     srv.server_start_ns, conn.conn_start_ns, conn.conn_end_ns,
+    e.exhausted_reason, e.deadline_ms, e.length_cut,
     hash(e.trace_id) % $6::UBIGINT AS slice
 FROM e
 LEFT JOIN (SELECT hash(trace_id, span_id) AS k FROM rebuild_source) p ON p.k = hash(e.trace_id, e.parent_span_id)

@@ -14,6 +14,7 @@ import (
 type builder struct {
 	opt   Options
 	out   *writer
+	dump  dumpEnd
 	split []*span
 }
 

@@ -10,15 +10,17 @@ import (
 
 // emit measures a grouped request and writes it with its attempts.
 func (b *builder) emit(g *group) error {
-	req, attempts := measure(g)
+	req, attempts, final := measure(g)
+	req.OutcomeDetail = outcomeDetail(req, g, attempts, final, b.dump)
 	return b.out.write(req, attempts)
 }
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
 // measure classifies the attempts of a request, picks its final attempt,
-// and decomposes its latency (SPEC §4).
-func measure(g *group) (*model.Request, []*model.Attempt) {
+// and decomposes its latency (SPEC §4). It returns the request, its
+// attempts and the index of the final one.
+func measure(g *group) (*model.Request, []*model.Attempt, int) {
 	sortGroup(g)
 	triggers := attemptTriggers(g)
 	final := finalAttempt(g.attempts, triggers)
@@ -45,7 +47,7 @@ func measure(g *group) (*model.Request, []*model.Attempt) {
 		ttft, gen := ms(*ft-req.StartNS), ms(g.attempts[final].end-*ft)
 		req.TTFTMs, req.GenerationMs = &ttft, &gen
 	}
-	return req, attempts
+	return req, attempts, final
 }
 
 // requestOf fills in what the anchor, the layers and the triggers say: id,

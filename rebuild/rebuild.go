@@ -204,7 +204,10 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 	if err != nil {
 		return stats, err
 	}
-	b := &builder{opt: opt, out: w}
+	b := &builder{opt: opt, out: w, dump: dumpEnd{window: int64(opt.SplitWindow)}}
+	if err := st.Conn.QueryRowContext(ctx, `SELECT coalesce(max(end_ns), 0) FROM spans`).Scan(&b.dump.endNS); err != nil {
+		return stats, err
+	}
 	var cuts []cutLink
 	err = readTraces(ctx, st.Conn, opt.Keys.withDefaults(), opt.Progress, func(trace []*span) error {
 		stats.Spans += len(trace)
@@ -221,7 +224,7 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 		err = recordCuts(ctx, st, cuts)
 	}
 	if err == nil {
-		err = st.ExecScript(ctx, "rebuild_outcomes", int64(opt.SplitWindow))
+		err = st.ExecScript(ctx, "rebuild_outcomes")
 	}
 	if err == nil {
 		err = crashpoint.Hit("rebuild.built")

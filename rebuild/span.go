@@ -34,9 +34,12 @@ type span struct {
 	serverEnd                 *int64
 	serverModel               string
 	serverOutput              *int64
-	attemptMax                *int64 // the cap a counter states
-	serverStart               *int64 // the callee's SERVER spans' first start
-	connStart, connEnd        *int64 // the connection-setup children's first start and last end
+	attemptMax                *int64   // the cap a counter states
+	serverStart               *int64   // the callee's SERVER spans' first start
+	connStart, connEnd        *int64   // the connection-setup children's first start and last end
+	exhaustedReason           string   // why the span's loop gave up, as it states; "" when it does not
+	deadlineMs                *float64 // the deadline the span states, ms from its start
+	lengthCut                 bool     // the answer stopped at the output token cap
 
 	parent   *span
 	children []*span
@@ -76,6 +79,7 @@ var factKinds = []store.Kind{
 	store.KindInt, store.KindInt, store.KindText, store.KindInt, store.KindIntList, // input_tokens, output_tokens, request_params, input_hash, retry_event_ns
 	store.KindInt, store.KindText, store.KindInt, store.KindInt, // server_end_ns, server_model, server_output_tokens, attempt_max
 	store.KindInt, store.KindInt, store.KindInt, // server_start_ns, conn_start_ns, conn_end_ns
+	store.KindText, store.KindFloat, store.KindBool, // exhausted_reason, deadline_ms, length_cut
 }
 
 // readSpan reads row i of a chunk of rebuild_partition.
@@ -93,6 +97,7 @@ func readSpan(c *store.Chunk, i int) *span {
 		retryEvents: r.Ints(33),
 		serverEnd:   r.IntPtr(34), serverModel: r.Text(35), serverOutput: r.IntPtr(36), attemptMax: r.IntPtr(37),
 		serverStart: r.IntPtr(38), connStart: r.IntPtr(39), connEnd: r.IntPtr(40),
+		exhaustedReason: r.Text(41), deadlineMs: r.FloatPtr(42), lengthCut: r.Bool(43),
 	}
 	s.backoffs = backoffIntervals(c, i, 27, 28)
 	return s

@@ -19,8 +19,7 @@ type writer struct {
 	requests, attempts int
 }
 
-// The columns the writer gives, every column of its tables;
-// outcome_detail is NULL here, filled later by rebuild_outcomes.
+// The columns the writer gives, every column of its tables.
 var (
 	requestColumns = []store.Column[*model.Request]{
 		store.TextColumn("request_id", func(r *model.Request) string { return r.ID }),
@@ -59,7 +58,7 @@ var (
 		store.FloatColumn("hidden_work_ms", func(r *model.Request) float64 { return r.HiddenWorkMs }),
 		store.IntColumn("hidden_output_tokens", func(r *model.Request) int64 { return r.HiddenOutputTokens }),
 		store.NullTextColumn("attached_to", func(r *model.Request) string { return r.AttachedTo }),
-		store.NullTextColumn("outcome_detail", func(*model.Request) string { return "" }),
+		store.NullTextColumn("outcome_detail", func(r *model.Request) string { return r.OutcomeDetail }),
 	}
 	attemptColumns = []store.Column[*model.Attempt]{
 		store.TextColumn("request_id", func(a *model.Attempt) string { return a.RequestID }),

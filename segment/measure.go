@@ -152,8 +152,8 @@ func (p *Phase) add(sumMs float64, n int64) {
 	}
 }
 
-// Outcomes counts requests by outcome_detail (queries/rebuild_outcomes.sql
-// defines each).
+// Outcomes counts requests by outcome_detail (rebuild/outcome.go defines
+// each).
 type Outcomes struct {
 	AttemptCap int `json:"attempt_cap"`
 	Deadline   int `json:"deadline"`

@@ -4,7 +4,7 @@
 --                   (ok/error), where the spans let it be inferred or state
 --                   it, else NULL: unfinished, cancelled, deadline,
 --                   no_progress, token_cap, no_capacity, attempt_cap
---                   (queries/rebuild_outcomes.sql sets it after the rebuild)
+--                   (rebuild/outcome.go defines each; the rebuild sets it)
 --   attempts.queue_ms, connect_ms, serve_ms, generate_ms  the attempt's time
 --                   as T = Q + C + S + G where telemetry shows it, NULL where
 --                   not (rebuild/phases.go defines each; the rebuild sets

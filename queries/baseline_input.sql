@@ -53,10 +53,12 @@ joined AS (
     -- The anchor span starts when the request does, so the same range
     -- bounds the spans read. Its two values are looked up before the
     -- join: carrying the whole attribute maps of every span through it
-    -- took a quarter of this query at 10M spans.
-    LEFT JOIN (SELECT trace_id, span_id, attributes[$1::VARCHAR] AS arm, resource_attributes['cloud.region'] AS region
+    -- took a quarter of this query at 10M spans. The join goes by
+    -- hash(trace_id, span_id), as the rebuild's do (rebuild_spans): 8
+    -- bytes a key instead of two strings.
+    LEFT JOIN (SELECT hash(trace_id, span_id) AS k, attributes[$1::VARCHAR] AS arm, resource_attributes['cloud.region'] AS region
                FROM spans WHERE start_ns BETWEEN $8 AND $9) s
-        ON s.trace_id = r.trace_id AND s.span_id = r.span_id
+        ON s.k = hash(r.trace_id, r.span_id)
     WHERE r.start_ns BETWEEN $8 AND $9
 )
 SELECT

@@ -6,16 +6,14 @@ import (
 	"github.com/retryscope/retryscope/model"
 )
 
-// connectionSpans are otelhttptrace's spans of a connection's setup, the
-// children of an attempt that make up its C.
-var connectionSpans = []string{"http.getconn", "http.dns", "http.connect", "http.tls"}
-
 // setPhases splits an attempt's elapsed time T into T = Q + C + S + G
 // (queue, connection, serving, generation) as far as its telemetry shows
 // them; a phase it does not show stays nil.
 //
 //   - C, connection setup: the first start to the last end of the
-//     attempt's connectionSpans children.
+//     attempt's children that set up its connection (otelhttptrace's
+//     http.getconn, http.dns, http.connect, http.tls; rebuild_spans sums
+//     them up).
 //   - Q: from the end of C (or the attempt's start) to the start of the
 //     callee's SERVER span, transit and queues before it served; needs
 //     that span.

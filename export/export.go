@@ -75,41 +75,36 @@ func Export(ctx context.Context, st *store.Store, dir string, opt Options) (Resu
 func exportTable(ctx context.Context, st *store.Store, dir, name string, opt Options) (Result, error) {
 	var res Result
 	src := queries.Get("export_" + name)
-	if err := scope(ctx, st, opt.Days); err != nil {
-		return res, err
-	}
-	present, err := daysOf(ctx, st, src)
-	if err != nil {
-		return res, err
+	tableDir := filepath.Join(dir, name)
+	if _, err := os.Stat(tableDir); err != nil {
+		// A table with no rows on any day gets no folder.
+		defer func() {
+			if res.Files == 0 {
+				os.Remove(tableDir)
+			}
+		}()
 	}
 	days := opt.Days
 	if days == nil {
-		days = append(present, existingDays(filepath.Join(dir, name))...)
+		present, err := requestDays(ctx, st)
+		if err != nil {
+			return res, err
+		}
+		days = append(present, existingDays(tableDir)...)
 	}
 	sort.Strings(days)
 	days = compact(days)
 	// A kill between writing a day's file and renaming it leaves the file
 	// beside its final name; a reader never sees it, and it goes now.
-	stale, _ := filepath.Glob(filepath.Join(dir, name, "date=*", ".data.parquet.tmp"))
+	stale, _ := filepath.Glob(filepath.Join(tableDir, "date=*", ".data.parquet.tmp"))
 	for _, f := range stale {
 		os.Remove(f)
 	}
-	has := map[string]int64{}
-	for _, d := range present {
-		has[d] = 1
-	}
 	for _, day := range days {
-		partDir := filepath.Join(dir, name, "date="+day)
+		partDir := filepath.Join(tableDir, "date="+day)
 		final := filepath.Join(partDir, "data.parquet")
-		if has[day] == 0 {
-			if _, err := os.Stat(partDir); err == nil {
-				if err := os.RemoveAll(partDir); err != nil {
-					return res, err
-				}
-				res.Removed++
-			}
-			continue
-		}
+		_, statErr := os.Stat(partDir)
+		existed := statErr == nil
 		if err := os.MkdirAll(partDir, 0o755); err != nil {
 			return res, err
 		}
@@ -127,6 +122,17 @@ func exportTable(ctx context.Context, st *store.Store, dir, name string, opt Opt
 			return res, err
 		}
 		n, _ := r.RowsAffected()
+		if n == 0 {
+			// The day holds no rows of this table (any more): it has no
+			// partition.
+			if err := os.RemoveAll(partDir); err != nil {
+				return res, err
+			}
+			if existed {
+				res.Removed++
+			}
+			continue
+		}
 		if err := crashpoint.Hit("export.tmp"); err != nil {
 			os.Remove(tmp)
 			return res, err
@@ -165,10 +171,16 @@ func scope(ctx context.Context, st *store.Store, days []string) error {
 	return err
 }
 
-// daysOf lists the days the export query has rows for.
-func daysOf(ctx context.Context, st *store.Store, src string) ([]string, error) {
-	rows, err := st.Conn.QueryContext(ctx, `SELECT DISTINCT strftime(date, '%Y-%m-%d') AS d FROM (`+
-		strings.TrimRight(strings.TrimSpace(src), ";")+`) ORDER BY d`)
+// requestDays lists the UTC days the requests start on: the days any
+// exported table can have rows for, since each is partitioned by its
+// request's start day. A table without rows on one of them (baselines) is
+// left without that day's partition.
+func requestDays(ctx context.Context, st *store.Store) ([]string, error) {
+	if err := scope(ctx, st, nil); err != nil {
+		return nil, err
+	}
+	rows, err := st.Conn.QueryContext(ctx, `SELECT DISTINCT strftime(make_timestamp(start_ns // 1000), '%Y-%m-%d') AS d
+		FROM export_scope ORDER BY d`)
 	if err != nil {
 		return nil, err
 	}

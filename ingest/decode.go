@@ -104,7 +104,13 @@ func decodeRecord(rec record, lim Limits) decoded {
 		return decoded{rejections: []model.Rejection{{Offset: rec.offset, Reason: "not_otlp",
 			Detail: "JSON without resourceSpans: not an OTLP trace export"}}}
 	}
-	return flatten(td, rec.offset, lim)
+	// A batch's text is about 0.85 times the protobuf it came from and
+	// 0.4 times the JSON (ids in hex, JSON's syntax gone).
+	textHint := len(rec.data)
+	if rec.json {
+		textHint /= 2
+	}
+	return flatten(td, rec.offset, lim, textHint)
 }
 
 func firstLine(s string) string {
@@ -117,9 +123,13 @@ func firstLine(s string) string {
 	return s
 }
 
-// flatten turns a record's spans into a batch, ready to load.
-func flatten(td ptrace.Traces, offset int64, lim Limits) decoded {
-	b := &store.SpanBatch{Spans: make([]store.BatchSpan, 0, td.SpanCount())}
+// flatten turns a record's spans into a batch, ready to load. The batch's
+// buffers are sized once, its text to textHint bytes and its attribute
+// entries, events and links to their count, rather than grown a doubling
+// at a time: growing them was a quarter of a decoder's allocation.
+func flatten(td ptrace.Traces, offset int64, lim Limits, textHint int) decoded {
+	b := store.NewSpanBatch(td.SpanCount(), textHint)
+	b.Attrs, b.Events, b.Links = presized(td)
 	out := decoded{batch: b}
 	rss := td.ResourceSpans()
 	out.resources = rss.Len()
@@ -168,6 +178,33 @@ func flatten(td ptrace.Traces, offset int64, lim Limits) decoded {
 		}
 	}
 	return out
+}
+
+// presized returns empty attribute, event and link slices with room for
+// every one td holds.
+func presized(td ptrace.Traces) ([]store.Attr, []store.Event, []store.Link) {
+	var attrs, events, links int
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		attrs += rss.At(i).Resource().Attributes().Len()
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				sp := spans.At(k)
+				attrs += sp.Attributes().Len()
+				evs, ls := sp.Events(), sp.Links()
+				events, links = events+evs.Len(), links+ls.Len()
+				for e := 0; e < evs.Len(); e++ {
+					attrs += evs.At(e).Attributes().Len()
+				}
+				for l := 0; l < ls.Len(); l++ {
+					attrs += ls.At(l).Attributes().Len()
+				}
+			}
+		}
+	}
+	return make([]store.Attr, 0, attrs), make([]store.Event, 0, events), make([]store.Link, 0, links)
 }
 
 // check quarantines spans no analysis could trust.

@@ -21,6 +21,12 @@ type SpanBatch struct {
 	seq int64
 }
 
+// NewSpanBatch returns an empty batch with room for spans spans and
+// textBytes bytes of text.
+func NewSpanBatch(spans, textBytes int) *SpanBatch {
+	return &SpanBatch{Spans: make([]BatchSpan, 0, spans), text: make([]byte, 0, textBytes)}
+}
+
 // Text is a string held in its batch.
 type Text struct{ off, n uint32 }
 

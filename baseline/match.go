@@ -3,7 +3,6 @@ package baseline
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
 	"slices"
@@ -124,15 +123,17 @@ func insertNeighbour(best []neighbour, n neighbour, k int) []neighbour {
 	return best
 }
 
+// matchInputKinds are the columns of baseline_match_input, as
+// computeMatched reads them.
+var matchInputKinds = []store.Kind{store.KindText, store.KindText, store.KindInt, store.KindFloat, // request_id, match_group, start_ns, latency_ms
+	store.KindFloat, store.KindFloat, store.KindBool} // in_log, out_log, retried
+
 // computeMatched reads baseline_match_input one group at a time and
-// appends a matched row to baselines for every retried request.
+// appends a matched row to baselines for every retried request. Only the
+// retried requests' ids are copied out of DuckDB: a candidate is known by
+// its latency and distance terms.
 func computeMatched(ctx context.Context, st *store.Store, opt Options, method string) error {
 	m := &matcher{k: opt.K, maxDistance: opt.MaxDistance, tokenScale: opt.TokenScale, timeScale: float64(opt.TimeScale)}
-	rows, err := st.Conn.QueryContext(ctx, queries.Get("baseline_match_input"))
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
 	var retried, candidates []*matchRow
 	var results []matchResult
 	flush := func() {
@@ -141,41 +142,30 @@ func computeMatched(ctx context.Context, st *store.Store, opt Options, method st
 		}
 		retried, candidates = retried[:0], candidates[:0]
 	}
-	group := ""
-	for rows.Next() {
-		var (
-			r            matchRow
-			g            string
-			inLog, outLg sql.NullFloat64
-			isRetried    bool
-		)
-		if err := rows.Scan(&r.id, &g, &r.start, &r.latency, &inLog, &outLg, &isRetried); err != nil {
-			return err
+	group, first := "", true
+	err := store.EachChunk(ctx, st.Conn, queries.Get("baseline_match_input"), nil, matchInputKinds, func(c *store.Chunk) error {
+		for i := range c.Len() {
+			row := c.Row(i)
+			if first || !row.TextIs(1, group) {
+				flush()
+				group, first = row.Text(1), false
+			}
+			r := &matchRow{start: row.Int(2), latency: row.Float(3),
+				inLog: row.FloatOr(4, math.NaN()), outLog: row.FloatOr(5, math.NaN())}
+			if row.Bool(6) {
+				r.id = row.Text(0)
+				retried = append(retried, r)
+			} else {
+				candidates = append(candidates, r)
+			}
 		}
-		r.inLog, r.outLog = nanIfNull(inLog), nanIfNull(outLg)
-		if g != group {
-			flush()
-			group = g
-		}
-		if isRetried {
-			retried = append(retried, &r)
-		} else {
-			candidates = append(candidates, &r)
-		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	flush()
-	rows.Close()
 	return appendMatched(st, results, method)
-}
-
-func nanIfNull(v sql.NullFloat64) float64 {
-	if !v.Valid {
-		return math.NaN()
-	}
-	return v.Float64
 }
 
 // matchResult is a retried request and the matches found for it.

@@ -59,8 +59,17 @@ func Export(ctx context.Context, st *store.Store, dir string, opt Options) (Resu
 			return res, fmt.Errorf("export: bad day %q, want YYYY-MM-DD", d)
 		}
 	}
+	// A full export writes the days the requests start on (every table's
+	// partitions are its requests' start days), found once for all tables.
+	days, full := opt.Days, opt.Days == nil
+	if full {
+		var err error
+		if days, err = requestDays(ctx, st); err != nil {
+			return res, err
+		}
+	}
 	for _, name := range Tables {
-		r, err := exportTable(ctx, st, dir, name, opt)
+		r, err := exportTable(ctx, st, dir, name, days, full)
 		if err != nil {
 			return res, fmt.Errorf("export %s: %w", name, err)
 		}
@@ -72,7 +81,9 @@ func Export(ctx context.Context, st *store.Store, dir string, opt Options) (Resu
 	return res, nil
 }
 
-func exportTable(ctx context.Context, st *store.Store, dir, name string, opt Options) (Result, error) {
+// exportTable writes table name's partitions of days; a full export also
+// removes the partitions on disk of any other day.
+func exportTable(ctx context.Context, st *store.Store, dir, name string, days []string, full bool) (Result, error) {
 	var res Result
 	src := queries.Get("export_" + name)
 	tableDir := filepath.Join(dir, name)
@@ -84,13 +95,9 @@ func exportTable(ctx context.Context, st *store.Store, dir, name string, opt Opt
 			}
 		}()
 	}
-	days := opt.Days
-	if days == nil {
-		present, err := requestDays(ctx, st)
-		if err != nil {
-			return res, err
-		}
-		days = append(present, existingDays(tableDir)...)
+	days = slices.Clone(days)
+	if full {
+		days = append(days, existingDays(tableDir)...)
 	}
 	sort.Strings(days)
 	days = compact(days)

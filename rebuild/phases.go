@@ -1,10 +1,6 @@
 package rebuild
 
-import (
-	"math"
-
-	"github.com/retryscope/retryscope/model"
-)
+import "github.com/retryscope/retryscope/model"
 
 // setPhases splits an attempt's elapsed time T into T = Q + C + S + G
 // (queue, connection, serving, generation) as far as its telemetry shows
@@ -24,23 +20,18 @@ import (
 //     response coming back; known with a first token or a SERVER span.
 //
 // With a SERVER span, Q + C + S + G is the attempt's elapsed time (C taken
-// as 0 when unseen). The first token is taken from a.TTFTMs, so that the
-// phases agree with the ttft_ms stored beside them.
+// as 0 when unseen). s is the attempt's span, whose first token gave
+// a.TTFTMs.
 func setPhases(a *model.Attempt, s *span) {
 	sent := a.StartNS
 	if s.connStart != nil && s.connEnd != nil {
 		c := ms(*s.connEnd - *s.connStart)
 		a.ConnectMs, sent = &c, *s.connEnd
 	}
-	var firstToken *int64
-	if a.TTFTMs != nil {
-		ft := a.StartNS + int64(math.Round(*a.TTFTMs*1e6))
-		firstToken = &ft
-	}
 	output := a.EndNS
 	switch {
-	case firstToken != nil:
-		output = *firstToken
+	case s.firstToken != nil:
+		output = *s.firstToken
 	case s.serverEnd != nil:
 		output = min(*s.serverEnd, a.EndNS)
 	}
@@ -48,7 +39,7 @@ func setPhases(a *model.Attempt, s *span) {
 		q, sv := ms(*s.serverStart-sent), ms(output-*s.serverStart)
 		a.QueueMs, a.ServeMs = &q, &sv
 	}
-	if firstToken != nil || s.serverStart != nil {
+	if s.firstToken != nil || s.serverStart != nil {
 		g := ms(a.EndNS - output)
 		a.GenerateMs = &g
 	}

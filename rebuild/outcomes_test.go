@@ -156,6 +156,40 @@ func TestOutcomeRules(t *testing.T) {
 	}
 }
 
+// TestOutcomeRulesIgnoreMalformedStatements: a deadline that is not a
+// number, or is infinite or NaN, and a stated reason outside the known ones
+// are read as not stated, and the request falls through to the next rule
+// (here attempt_cap: every loop made its operation's most attempts).
+func TestOutcomeRulesIgnoreMalformedStatements(t *testing.T) {
+	f := newFixture()
+	statements := []map[string]any{
+		{"retryscope.deadline_ms": "soon"},
+		{"retryscope.deadline_ms": "1e999"},
+		{"retryscope.deadline_ms": "NaN"},
+		{"retryscope.deadline_ms": ""},
+		{"retryscope.exhausted.reason": "gave_up"},
+		{"retryscope.exhausted.reason": "ATTEMPT_CAP"},
+	}
+	want := map[string]string{}
+	for i, attrs := range statements {
+		trace := fmt.Sprintf("e%031d", i+1)
+		id := fmt.Sprintf("f%015d", 10*i+1)
+		f.add(fspan{trace: trace, id: id, service: "shop", scope: "shop", name: "sync", kind: internal,
+			startMs: 0, endMs: 5000, errMsg: "giving up", attrs: attrs})
+		for k, at := range []float64{10, 300} {
+			f.add(fspan{trace: trace, id: fmt.Sprintf("f%015d", 10*i+2+k), parent: id, service: "shop",
+				scope: "io.opentelemetry.okhttp-3.0", name: "GET", kind: client, startMs: at, endMs: at + 50, errMsg: "HTTP 500",
+				attrs: map[string]any{"http.request.method": "GET", "url.full": "http://inv:8080/v1/stock",
+					"server.address": "inv", "http.response.status_code": 500, "error.type": "500"}})
+		}
+		want[trace+":"+id] = "attempt_cap"
+	}
+	st := fixtureStore(t, f)
+	if got := outcomeDetails(t, st); !maps.Equal(got, want) {
+		t.Errorf("outcome_detail %v, want %v", got, want)
+	}
+}
+
 // TestMigrationAddsNewColumns: a database at schema version 3, rebuilt
 // before outcome_detail and the attempt phases existed, gains them when
 // it is opened (migration 004), and the next Ensure rebuilds in full and

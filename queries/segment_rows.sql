@@ -62,8 +62,10 @@
 --   serve_n, generate_sum_ms, generate_n  each phase of the attempts
 --                       (attempts.queue_ms ...): its sum over the attempts
 --                       that show it, and how many do
---   task_id             the task the request belongs to: its trace, or
---                       (task marker) an attribute of its anchor span
+--   task_hash           the task the request belongs to: its trace, or
+--                       (task marker) an attribute of its anchor span, as a
+--                       63-bit hash (tasks are only told apart, and a
+--                       report holds one per request)
 --   model, input_tokens, output_tokens  for spend: the model of the answer
 --                       used (else the one asked for) and all usage
 --   l0_ms, provenance   the baseline's L0 and provenance, NULL without one
@@ -160,7 +162,7 @@ SELECT r.start_ns,
        coalesce(r.layer_counts[1], r.attempts) AS app_tries,
        a.sdk_attempts_max,
        (a.first_token_at_ns - r.start_ns) / 1e6 AS first_token_seen_ms,
-       coalesce(/*task*/ r.trace_id) AS task_id,
+       (hash(coalesce(/*task*/ r.trace_id)) >> 1)::BIGINT AS task_hash,
        coalesce(a.queue_sum_ms, 0) AS queue_sum_ms, coalesce(a.queue_n, 0) AS queue_n,
        coalesce(a.connect_sum_ms, 0) AS connect_sum_ms, coalesce(a.connect_n, 0) AS connect_n,
        coalesce(a.serve_sum_ms, 0) AS serve_sum_ms, coalesce(a.serve_n, 0) AS serve_n,

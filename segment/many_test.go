@@ -74,14 +74,14 @@ func TestByID(t *testing.T) {
 	values := make([]string, 2*len(ids))
 	order := make([]int64, len(ids))
 	for i, id := range ids {
-		rows[i].task = id
+		rows[i].task = int64(id[0])
 		values[2*i], values[2*i+1] = id+"1", id+"2"
 		order[i] = 3 * int64(id[0]-'a')
 	}
 	byID(rows, values, order, 2)
 	for i, want := range []string{"a", "b", "c", "d", "e", "f"} {
-		if rows[i].task != want || values[2*i] != want+"1" || values[2*i+1] != want+"2" {
-			t.Errorf("position %d: row %q, values %q; want %q", i, rows[i].task, values[2*i:2*i+2], want)
+		if rows[i].task != int64(want[0]) || values[2*i] != want+"1" || values[2*i+1] != want+"2" {
+			t.Errorf("position %d: row %q, values %q; want %q", i, rune(rows[i].task), values[2*i:2*i+2], want)
 		}
 	}
 }

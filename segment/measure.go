@@ -191,15 +191,16 @@ func (o *Outcomes) add(detail string) {
 // outcomesAndWaste adds what ended r, an abandoned stream's waste, nesting
 // and spend to m.
 func (s *stats) outcomesAndWaste(m *Measures, r *reqRow) {
-	m.Outcomes.add(r.detail)
+	detail := s.names.text(r.detail)
+	m.Outcomes.add(detail)
 	for i, p := range []*Phase{&m.AttemptPhases.Queue, &m.AttemptPhases.Connect, &m.AttemptPhases.Serve, &m.AttemptPhases.Generate} {
-		p.add(r.phaseMs[i], r.phaseN[i])
+		p.add(r.phaseMs[i], int64(r.phaseN[i]))
 	}
-	if r.detail == "deadline" {
+	if detail == "deadline" {
 		m.Outcomes.DeadlineAttempts += int64(r.attempts)
 		m.Outcomes.DeadlineMs += r.latency
 	}
-	if r.detail == "cancelled" && r.stream {
+	if detail == "cancelled" && r.stream {
 		m.AbandonedStreams++
 		m.AbandonedStreamTokens += r.finalTokens
 		m.AbandonedStreamMs += r.finalMs
@@ -215,7 +216,7 @@ func (s *stats) outcomesAndWaste(m *Measures, r *reqRow) {
 	if r.input == 0 && r.output == 0 {
 		return
 	}
-	p, ok := s.prices.Lookup(r.model)
+	p, ok := s.prices.Lookup(s.names.text(r.model))
 	if !ok {
 		m.UnpricedRequests++
 		return
@@ -234,7 +235,7 @@ func measureTasks(m *Measures, rows []reqRow, idx []int32) {
 	// Sized for the segment's requests and indexing a slice, the map is
 	// built once and holds no pointers: the workload's segment has a task
 	// for most of its requests.
-	index := make(map[string]int32, len(idx))
+	index := make(map[int64]int32, len(idx))
 	var tasks []task
 	var perRequest int64
 	for _, i := range idx {
@@ -304,6 +305,7 @@ type stats struct {
 	resamples int
 	baseline  string // "" when added latency is not measured
 	prices    model.Prices
+	names     *names // the texts the rows' numbers stand for
 }
 
 // measure computes the measures of rows[idx]. label seeds the bootstrap so
@@ -369,8 +371,8 @@ func (s *stats) measure(rows []reqRow, idx []int32, label string) Measures {
 		if r.l0 > 0 {
 			ratio = append(ratio, r.latency/r.l0)
 		}
-		if r.provenance != "" && !slices.Contains(provenance, r.provenance) {
-			provenance = append(provenance, r.provenance)
+		if p := s.names.text(r.provenance); p != "" && !slices.Contains(provenance, p) {
+			provenance = append(provenance, p)
 		}
 	}
 	if m.LogicalRequests > 0 {

@@ -173,30 +173,59 @@ type reqRow struct {
 	// one attempt and every one of those figures is zero, as for most
 	// requests (a report holds a row per request of its window).
 	more *retryFacts
-	// detail is outcome_detail ("" for NULL); finalTokens and finalMs
-	// the final attempt's output tokens and time.
-	detail      string
+	// finalTokens and finalMs: the final attempt's output tokens and time.
 	finalTokens int64
 	finalMs     float64
-	// loops, appTries, sdkMax: retry loops, tries of the outer one, most
-	// tries of the inner one in one outer try (0 for one loop).
-	loops, appTries, sdkMax int32
-	// model, input and output: what spend is computed from.
-	model         string
+	// input and output, with model: what spend is computed from.
 	input, output int64
-	// task identifies the request's task.
-	task string
 	// phaseMs, phaseN: queue, connect, serve and generate time summed over
 	// the attempts that show each, and how many do.
 	phaseMs [4]float64
-	phaseN  [4]int64
 	// firstTokenSeen: start to the first token of any attempt, NaN for none.
 	firstTokenSeen float64
-	attempts       int32
-	ok             bool
-	stream         bool
-	provenance     string
+	// task tells the request's task from others: segment_rows' task_hash,
+	// 8 bytes where the task's text (a trace id) took 64 with its header;
+	// two of a report's million tasks sharing a 63-bit hash is as unlikely
+	// as the rebuild's joins by hash going wrong.
+	task   int64
+	phaseN [4]int32
+	// loops, appTries, sdkMax: retry loops, tries of the outer one, most
+	// tries of the inner one in one outer try (0 for one loop).
+	loops, appTries, sdkMax int32
+	attempts                int32
+	// detail is outcome_detail, model the model, provenance the baseline's
+	// provenance, each as its number in the rows' names ("" for NULL).
+	detail, model, provenance name
+	ok, stream                bool
 }
+
+// name is a text many rows share, as its number in their names.
+type name uint32
+
+// names numbers the texts that rows share (outcome details, models,
+// provenances): a row holds a 4-byte number for each instead of a 16-byte
+// string. Number 0 is "". Filled while the rows are read, it is only read
+// once they are measured, side by side.
+type names struct {
+	texts []string
+	index map[string]name
+}
+
+func newNames() *names { return &names{texts: []string{""}, index: map[string]name{"": 0}} }
+
+// number returns s's number, giving it the next one if it has none.
+func (n *names) number(s string) name {
+	x, ok := n.index[s]
+	if !ok {
+		x = name(len(n.texts))
+		n.texts = append(n.texts, s)
+		n.index[s] = x
+	}
+	return x
+}
+
+// text returns the text numbered x.
+func (n *names) text(x name) string { return n.texts[x] }
 
 func (r *reqRow) retried() bool { return r.attempts > 1 }
 
@@ -239,10 +268,10 @@ type cohort struct {
 
 // loadRows runs the segment query and returns each request, and the
 // values of its dimensions: those of row i are values[i*len(spec.By):].
-func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int64, baseline bool) ([]reqRow, []string, error) {
+func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int64, baseline bool) ([]reqRow, []string, *names, error) {
 	var q query
 	text := q.build(spec, since, until, baseline)
-	// The rows are sized once: growing a slice of rows this wide (248
+	// The rows are sized once: growing a slice of rows this wide (184
 	// bytes each) by appending copies them again at every doubling, and at
 	// a million requests that cost seconds in fresh pages. Without filters
 	// the query yields one row per request of the window, so their count
@@ -251,16 +280,17 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	var n int64
 	if len(q.whereSQL) == 0 {
 		if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM requests WHERE start_ns >= $1 AND start_ns < $2`, since, until).Scan(&n); err != nil {
-			return nil, nil, fmt.Errorf("segment requests: %w", err)
+			return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
 		}
 	}
+	nm := newNames()
 	out := make([]reqRow, 0, n)
 	values := make([]string, 0, n*int64(len(spec.By)))
 	order := make([]int64, 0, n)
 	kinds := append(slices.Clone(rowKinds), slices.Repeat([]store.Kind{store.KindText}, len(spec.By))...)
 	err := store.EachChunk(ctx, st.Conn, text, q.args, kinds, func(c *store.Chunk) error {
 		for i := range c.Len() {
-			r, place := readRow(c, i)
+			r, place := readRow(c, i, nm)
 			for d := range spec.By {
 				values = append(values, intern(c.Row(i).Text(len(rowKinds)+d)))
 			}
@@ -270,10 +300,10 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("segment requests: %w", err)
+		return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
 	}
 	byID(out, values, order, len(spec.By))
-	return out, values, nil
+	return out, values, nm, nil
 }
 
 // rowKinds are the columns of segment_rows.sql before the dimensions, as
@@ -288,7 +318,7 @@ var rowKinds = []store.Kind{
 	store.KindInt, store.KindInt, store.KindFloat, store.KindFloat, // retry_after_retries, _ignored, _early_ms, _ignored_ms
 	store.KindFloatList, store.KindIntList, // retry_gaps_ms, retry_starts_ns
 	store.KindText, store.KindInt, store.KindFloat, // outcome_detail, final_output_tokens, final_attempt_ms
-	store.KindInt, store.KindInt, store.KindInt, store.KindFloat, store.KindText, // retry_loops, app_tries, sdk_attempts_max, first_token_seen_ms, task_id
+	store.KindInt, store.KindInt, store.KindInt, store.KindFloat, store.KindInt, // retry_loops, app_tries, sdk_attempts_max, first_token_seen_ms, task_hash
 	store.KindFloat, store.KindInt, store.KindFloat, store.KindInt, // queue_sum_ms, queue_n, connect_sum_ms, connect_n
 	store.KindFloat, store.KindInt, store.KindFloat, store.KindInt, // serve_sum_ms, serve_n, generate_sum_ms, generate_n
 	store.KindText, store.KindInt, store.KindInt, // model, input_tokens, output_tokens
@@ -296,8 +326,9 @@ var rowKinds = []store.Kind{
 }
 
 // readRow reads row i of a chunk of segment_rows.sql: the request and its
-// request_order. NULL numbers are zero, or NaN where reqRow says unknown.
-func readRow(c *store.Chunk, i int) (reqRow, int64) {
+// request_order, with its texts numbered in nm. NULL numbers are zero, or
+// NaN where reqRow says unknown.
+func readRow(c *store.Chunk, i int, nm *names) (reqRow, int64) {
 	row := c.Row(i)
 	num, float, nan := row.Int, row.Float, math.NaN()
 	r := reqRow{startNs: num(0), latency: float(1), attempts: int32(num(2)), ok: row.Bool(3), stream: row.Bool(4),
@@ -312,20 +343,20 @@ func readRow(c *store.Chunk, i int) (reqRow, int64) {
 	if r.retried() || !x.none() {
 		r.more = &x
 	}
-	r.detail, r.finalTokens, r.finalMs = intern(row.Text(31)), num(32), float(33)
+	r.detail, r.finalTokens, r.finalMs = nm.number(row.Text(31)), num(32), float(33)
 	r.loops, r.appTries, r.sdkMax = int32(num(34)), int32(num(35)), int32(num(36))
-	r.firstTokenSeen, r.task = row.FloatOr(37, nan), row.Text(38)
+	r.firstTokenSeen, r.task = row.FloatOr(37, nan), num(38)
 	for p := range r.phaseMs {
-		r.phaseMs[p], r.phaseN[p] = float(39+2*p), num(40+2*p)
+		r.phaseMs[p], r.phaseN[p] = float(39+2*p), int32(num(40+2*p))
 	}
-	r.model, r.input, r.output = intern(row.Text(47)), num(48), num(49)
-	r.l0, r.provenance = row.FloatOr(50, nan), intern(row.Text(51))
+	r.model, r.input, r.output = nm.number(row.Text(47)), num(48), num(49)
+	r.l0, r.provenance = row.FloatOr(50, nan), nm.number(row.Text(51))
 	return r, num(52)
 }
 
-// intern returns the one copy of s that the rows share: segment values,
-// models and outcome details repeat across requests, and a copy per
-// request would hold millions of small strings.
+// intern returns the one copy of s that the rows share: segment values
+// repeat across requests, and a copy per request would hold millions of
+// small strings.
 func intern(s string) string { return unique.Make(s).Value() }
 
 // byID puts rows, and their width values each, in the order of their ids,

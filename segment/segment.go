@@ -272,12 +272,13 @@ func ComputeMany(ctx context.Context, st *store.Store, specs []Spec) ([]Result, 
 	if !read.Until.IsZero() {
 		until = read.Until.UnixNano()
 	}
-	rows, values, err := loadRows(ctx, st, &read, since, until, withBaseline)
+	rows, values, nm, err := loadRows(ctx, st, &read, since, until, withBaseline)
 	if err != nil {
 		return nil, err
 	}
 	first := 0
 	for i := range specs {
+		all[i].names = nm
 		n := len(specs[i].By)
 		out[i] = measureSpec(&specs[i], all[i], rows, cohortsOf(len(rows), values, len(read.By), first, n), withBaseline)
 		first += n

@@ -71,17 +71,19 @@ func resultText(t *testing.T, res Result) string {
 func TestByID(t *testing.T) {
 	ids := []string{"c", "a", "e", "b", "d", "f"}
 	rows := make([]reqRow, len(ids))
-	values := make([]string, 2*len(ids))
+	nm := newNames()
+	values := make([]name, 2*len(ids))
 	order := make([]int64, len(ids))
 	for i, id := range ids {
 		rows[i].task = int64(id[0])
-		values[2*i], values[2*i+1] = id+"1", id+"2"
+		values[2*i], values[2*i+1] = nm.number(id+"1"), nm.number(id+"2")
 		order[i] = 3 * int64(id[0]-'a')
 	}
 	byID(rows, values, order, 2)
 	for i, want := range []string{"a", "b", "c", "d", "e", "f"} {
-		if rows[i].task != int64(want[0]) || values[2*i] != want+"1" || values[2*i+1] != want+"2" {
-			t.Errorf("position %d: row %q, values %q; want %q", i, rune(rows[i].task), values[2*i:2*i+2], want)
+		got := []string{nm.text(values[2*i]), nm.text(values[2*i+1])}
+		if rows[i].task != int64(want[0]) || got[0] != want+"1" || got[1] != want+"2" {
+			t.Errorf("position %d: row %q, values %q; want %q", i, rune(rows[i].task), got, want)
 		}
 	}
 }

@@ -3,12 +3,12 @@ package segment
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"unique"
 
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/queries"
@@ -203,8 +203,8 @@ type reqRow struct {
 type name uint32
 
 // names numbers the texts that rows share (outcome details, models,
-// provenances): a row holds a 4-byte number for each instead of a 16-byte
-// string. Number 0 is "". Filled while the rows are read, it is only read
+// provenances, dimension values): a row holds a 4-byte number for each
+// instead of a 16-byte string. Number 0 is "". Filled while the rows are read, it is only read
 // once they are measured, side by side.
 type names struct {
 	texts []string
@@ -266,9 +266,10 @@ type cohort struct {
 	rows   []int32 // indexes into the loaded rows
 }
 
-// loadRows runs the segment query and returns each request, and the
-// values of its dimensions: those of row i are values[i*len(spec.By):].
-func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int64, baseline bool) ([]reqRow, []string, *names, error) {
+// loadRows runs the segment query and returns each request, the values of
+// its dimensions (those of row i are values[i*len(spec.By):]) and the
+// texts the rows and values number.
+func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int64, baseline bool) ([]reqRow, []name, *names, error) {
 	var q query
 	text := q.build(spec, since, until, baseline)
 	// The rows are sized once: growing a slice of rows this wide (184
@@ -285,14 +286,14 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	}
 	nm := newNames()
 	out := make([]reqRow, 0, n)
-	values := make([]string, 0, n*int64(len(spec.By)))
+	values := make([]name, 0, n*int64(len(spec.By)))
 	order := make([]int64, 0, n)
 	kinds := append(slices.Clone(rowKinds), slices.Repeat([]store.Kind{store.KindText}, len(spec.By))...)
 	err := store.EachChunk(ctx, st.Conn, text, q.args, kinds, func(c *store.Chunk) error {
 		for i := range c.Len() {
 			r, place := readRow(c, i, nm)
 			for d := range spec.By {
-				values = append(values, intern(c.Row(i).Text(len(rowKinds)+d)))
+				values = append(values, nm.number(c.Row(i).Text(len(rowKinds)+d)))
 			}
 			out = append(out, r)
 			order = append(order, place)
@@ -354,15 +355,10 @@ func readRow(c *store.Chunk, i int, nm *names) (reqRow, int64) {
 	return r, num(52)
 }
 
-// intern returns the one copy of s that the rows share: segment values
-// repeat across requests, and a copy per request would hold millions of
-// small strings.
-func intern(s string) string { return unique.Make(s).Value() }
-
 // byID puts rows, and their width values each, in the order of their ids,
 // given as each row's place in that order (segment_rows' request_order;
 // with a filter some places are missing), moving each row once.
-func byID(rows []reqRow, values []string, order []int64, width int) {
+func byID(rows []reqRow, values []name, order []int64, width int) {
 	perm := make([]int32, len(rows))
 	for i := range perm {
 		perm[i] = int32(i)
@@ -392,17 +388,23 @@ func byID(rows []reqRow, values []string, order []int64, width int) {
 
 // cohortsOf groups rows requests into cohorts by their values of n
 // dimensions from the first-th on (values as loadRows gives them, width
-// per row), in the order each combination was first seen.
-func cohortsOf(rows int, values []string, width, first, n int) []*cohort {
+// per row, numbered in nm), in the order each combination was first seen.
+func cohortsOf(rows int, values []name, nm *names, width, first, n int) []*cohort {
 	var cohorts []*cohort
 	byKey := make(map[string]*cohort)
+	key := make([]byte, 4*n)
 	for i := range rows {
 		dims := values[i*width+first : i*width+first+n]
-		key := strings.Join(dims, "\x00")
-		c := byKey[key]
+		for d, v := range dims {
+			binary.LittleEndian.PutUint32(key[4*d:], uint32(v))
+		}
+		c := byKey[string(key)]
 		if c == nil {
-			c = &cohort{values: append([]string{}, dims...)}
-			byKey[key] = c
+			c = &cohort{values: make([]string, n)}
+			for d, v := range dims {
+				c.values[d] = nm.text(v)
+			}
+			byKey[string(key)] = c
 			cohorts = append(cohorts, c)
 		}
 		c.rows = append(c.rows, int32(i))

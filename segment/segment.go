@@ -280,7 +280,7 @@ func ComputeMany(ctx context.Context, st *store.Store, specs []Spec) ([]Result, 
 	for i := range specs {
 		all[i].names = nm
 		n := len(specs[i].By)
-		out[i] = measureSpec(&specs[i], all[i], rows, cohortsOf(len(rows), values, len(read.By), first, n), withBaseline)
+		out[i] = measureSpec(&specs[i], all[i], rows, cohortsOf(len(rows), values, nm, len(read.By), first, n), withBaseline)
 		first += n
 	}
 	return out, nil

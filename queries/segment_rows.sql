@@ -76,7 +76,7 @@
 --                       numbering the ids alone sorts only them)
 --   dim_1 ...           the request's value of each dimension
 WITH numbered AS (
-    SELECT request_id, row_number() OVER (ORDER BY request_id) - 1 AS request_order
+    SELECT request_id, attempts > 1 AS retried, row_number() OVER (ORDER BY request_id) - 1 AS request_order
     FROM requests
     WHERE start_ns >= $1 AND start_ns < $2
 ),
@@ -89,9 +89,11 @@ ordered AS (
            lag(retry_after_s) OVER w AS after_retry_after_s,
            outcome = 'ok' AS attempt_ok
     FROM attempts
-    -- Only the window's requests: a nightly report over a database of many
-    -- nights reads the night's attempts, not the history's.
-    WHERE request_id IN (SELECT request_id FROM numbered)
+    -- Only the window's retried requests: a nightly report over a database
+    -- of many nights reads the night's attempts, not the history's, and a
+    -- request of one attempt (most of them) needs neither the windows nor
+    -- the aggregates (single_attempt below).
+    WHERE request_id IN (SELECT request_id FROM numbered WHERE retried)
     WINDOW w AS (PARTITION BY request_id ORDER BY ordinal)
 ),
 -- Sums of milliseconds add whole nanoseconds, so they are exact and do not
@@ -133,6 +135,34 @@ per_request AS (
            list(start_ns ORDER BY ordinal) FILTER (WHERE ordinal > 1) AS retry_starts_ns
     FROM ordered
     GROUP BY request_id
+),
+-- What per_request gives a request of one attempt (requests.attempts is the
+-- number of its attempts), without the windows and the aggregates: over
+-- one attempt, ordinal 1 and the final one, the retries' figures are zero
+-- or NULL and the others are the attempt's own, rounded alike.
+single_attempt AS (
+    SELECT request_id,
+           elapsed_ms AS first_attempt_ms,
+           NULL::DOUBLE AS second_attempt_ms,
+           CASE WHEN NOT is_final THEN coalesce(input_tokens, 0) ELSE 0 END AS duplicated_input_tokens,
+           CASE WHEN NOT is_final THEN coalesce(round(elapsed_ms * 1e6)::BIGINT, 0) ELSE 0 END / 1e6 AS duplicated_attempt_ms,
+           0 AS client_error_retries, 0::DOUBLE AS client_error_retry_ms, 0 AS client_error_retry_tokens,
+           0 AS same_route_retries, 0 AS same_route_retry_ok, 0::DOUBLE AS same_route_retry_ms,
+           0::DOUBLE AS same_route_failed_ms, 0 AS same_route_failed_tokens,
+           0 AS alternate_route_retries, 0 AS alternate_route_retry_ok, 0::DOUBLE AS alternate_route_retry_ms,
+           CASE WHEN is_final THEN coalesce(output_tokens, 0) ELSE 0 END AS final_output_tokens,
+           CASE WHEN is_final THEN elapsed_ms END AS final_attempt_ms,
+           CASE WHEN len(tries) >= 2 THEN tries[len(tries)] END AS sdk_attempts_max,
+           start_ns + ttft_ms * 1e6 AS first_token_at_ns,
+           coalesce(round(queue_ms * 1e6)::BIGINT, 0) / 1e6 AS queue_sum_ms, (queue_ms IS NOT NULL)::BIGINT AS queue_n,
+           coalesce(round(connect_ms * 1e6)::BIGINT, 0) / 1e6 AS connect_sum_ms, (connect_ms IS NOT NULL)::BIGINT AS connect_n,
+           coalesce(round(serve_ms * 1e6)::BIGINT, 0) / 1e6 AS serve_sum_ms, (serve_ms IS NOT NULL)::BIGINT AS serve_n,
+           coalesce(round(generate_ms * 1e6)::BIGINT, 0) / 1e6 AS generate_sum_ms, (generate_ms IS NOT NULL)::BIGINT AS generate_n,
+           0 AS retry_after_retries, 0 AS retry_after_ignored, 0::DOUBLE AS retry_after_early_ms, 0::DOUBLE AS retry_after_ignored_ms,
+           CASE WHEN gap_before_ms >= 0 THEN [gap_before_ms] END AS retry_gaps_ms,
+           NULL::BIGINT[] AS retry_starts_ns
+    FROM attempts
+    WHERE ordinal = 1 AND request_id IN (SELECT request_id FROM numbered WHERE NOT retried)
 )
 SELECT r.start_ns,
        r.latency_ms,
@@ -175,7 +205,7 @@ SELECT r.start_ns,
        /*dims*/
 FROM requests r
 JOIN numbered o ON o.request_id = r.request_id
-LEFT JOIN per_request a ON a.request_id = r.request_id
+LEFT JOIN (SELECT * FROM per_request UNION ALL BY NAME SELECT * FROM single_attempt) a ON a.request_id = r.request_id
 /*joins*/
 WHERE r.start_ns >= $1 AND r.start_ns < $2
 /*where*/

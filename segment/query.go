@@ -204,8 +204,8 @@ type name uint32
 
 // names numbers the texts that rows share (outcome details, models,
 // provenances, dimension values): a row holds a 4-byte number for each
-// instead of a 16-byte string. Number 0 is "". Filled while the rows are read, it is only read
-// once they are measured, side by side.
+// instead of a 16-byte string. Number 0 is "". Filled while the rows are
+// read, it is only read once they are measured, side by side.
 type names struct {
 	texts []string
 	index map[string]name

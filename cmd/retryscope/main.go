@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -83,7 +84,23 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "retryscope: %v\n", err)
+	if hint := memoryHint(err); hint != "" {
+		fmt.Fprintln(stderr, hint)
+	}
 	return exitFailed
+}
+
+// memoryHint is what a failure for want of memory adds to DuckDB's own
+// advice, which names its SET statement where retryscope's knob is
+// --memory-limit. A full disk also reads as out of memory when DuckDB
+// cannot spill (store.ExplainFull): that failure has said so already.
+func memoryHint(err error) string {
+	msg := err.Error()
+	if !strings.Contains(msg, "Out of Memory Error") || strings.Contains(strings.ToLower(msg), "no space left on device") {
+		return ""
+	}
+	return "DuckDB needed more memory than --memory-limit lets it have (" + defaultMemoryLimit + ", " + ingestMemoryLimit +
+		" while ingesting, unless given): run again with a larger one, e.g. --memory-limit 4GB"
 }
 
 // dispatch runs the command args name.

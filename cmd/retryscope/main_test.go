@@ -245,6 +245,27 @@ func TestErrorsNameEachStepOnce(t *testing.T) {
 	}
 }
 
+// A report that runs out of DuckDB's memory says which flag gives it more:
+// DuckDB's own advice names its SET statement, which a user of the
+// command line cannot run.
+func TestOutOfMemoryNamesTheFlag(t *testing.T) {
+	root := t.TempDir()
+	dump := filepath.Join(root, "traces.jsonl")
+	mustRunCLI(t, "gen", "--requests", "2000", "-o", dump)
+	db := filepath.Join(root, "db.duckdb")
+	mustRunCLI(t, "ingest", "--db", db, dump)
+	cmd := cli("report", "--db", db, "--memory-limit", "4MB")
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != exitFailed {
+		t.Fatalf("exit %d, want 1\n%s", code, out)
+	}
+	if !strings.Contains(string(out), "Out of Memory Error") || !strings.Contains(string(out), "run again with a larger one, e.g. --memory-limit 4GB") {
+		t.Errorf("no out-of-memory error naming --memory-limit:\n%s", out)
+	}
+	// With room, the same report is written.
+	mustRunCLI(t, "report", "--db", db, "--memory-limit", "256MB", "-o", filepath.Join(root, "report.json"))
+}
+
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
 	b, err := os.ReadFile(from)

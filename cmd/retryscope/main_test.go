@@ -199,11 +199,7 @@ func TestIngestExitCodes(t *testing.T) {
 // with the same noun. A write fails, as on a full disk, at a point in each
 // step of run and of report.
 func TestErrorsNameEachStepOnce(t *testing.T) {
-	root := t.TempDir()
-	dump := filepath.Join(root, "traces.jsonl")
-	mustRunCLI(t, "gen", "--requests", "40", "-o", dump)
-	ingested := filepath.Join(root, "ingested.duckdb")
-	mustRunCLI(t, "ingest", "--db", ingested, dump)
+	root, dump, ingested := ingestedDump(t, 40)
 	for i, c := range []struct{ cmd, at string }{
 		{"run", "full:ingest.staged:1"},
 		{"run", "full:rebuild.built:1"},
@@ -249,11 +245,7 @@ func TestErrorsNameEachStepOnce(t *testing.T) {
 // DuckDB's own advice names its SET statement, which a user of the
 // command line cannot run.
 func TestOutOfMemoryNamesTheFlag(t *testing.T) {
-	root := t.TempDir()
-	dump := filepath.Join(root, "traces.jsonl")
-	mustRunCLI(t, "gen", "--requests", "2000", "-o", dump)
-	db := filepath.Join(root, "db.duckdb")
-	mustRunCLI(t, "ingest", "--db", db, dump)
+	root, _, db := ingestedDump(t, 2000)
 	cmd := cli("report", "--db", db, "--memory-limit", "4MB")
 	out, _ := cmd.CombinedOutput()
 	if code := cmd.ProcessState.ExitCode(); code != exitFailed {
@@ -264,6 +256,18 @@ func TestOutOfMemoryNamesTheFlag(t *testing.T) {
 	}
 	// With room, the same report is written.
 	mustRunCLI(t, "report", "--db", db, "--memory-limit", "256MB", "-o", filepath.Join(root, "report.json"))
+}
+
+// ingestedDump generates requests logical requests in a temporary
+// directory and ingests them: the directory, the dump and the database.
+func ingestedDump(t *testing.T, requests int) (root, dump, db string) {
+	t.Helper()
+	root = t.TempDir()
+	dump = filepath.Join(root, "traces.jsonl")
+	mustRunCLI(t, "gen", "--requests", fmt.Sprint(requests), "-o", dump)
+	db = filepath.Join(root, "ingested.duckdb")
+	mustRunCLI(t, "ingest", "--db", db, dump)
+	return root, dump, db
 }
 
 func copyFile(t *testing.T, from, to string) {

@@ -3,6 +3,7 @@ package segment
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -111,4 +112,53 @@ func TestGeneratedTraces(t *testing.T) {
 	t.Logf("top by amplification: %s (%.3f); by retried p99: %s; %d requests, %d segments",
 		strings.Join(wantAmp.key, " / "), amp(wantAmp), strings.Join(got.Segments[0].Values, " / "),
 		total.requests, len(got.Segments))
+}
+
+// TestSingleAttemptShortcut: segment_rows gives a request of one attempt
+// its per-request figures without the windows and aggregates over
+// attempts (single_attempt). Sent through those aggregates instead, every
+// request of generated traces gets the same row, to the bit.
+func TestSingleAttemptShortcut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates and rebuilds traces")
+	}
+	cfg := gen.Config{Seed: 5, Requests: 3000, StreamShare: 0.5, Faults: gen.DefaultFaults(), Policy: gen.DefaultPolicy()}
+	st, _ := workload.Rebuilt(t, cfg)
+	ctx := context.Background()
+	// Not vacuous: requests of one attempt, with the figures the shortcut
+	// computes for itself (phases, first tokens, tokens, final attempts).
+	var single, phases, firstTokens, tokens, notFinal int
+	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE a.serve_ms IS NOT NULL),
+		count(*) FILTER (WHERE a.ttft_ms IS NOT NULL), count(*) FILTER (WHERE a.input_tokens > 0),
+		count(*) FILTER (WHERE NOT a.is_final)
+		FROM requests r JOIN attempts a USING (request_id) WHERE r.attempts = 1`).Scan(&single, &phases, &firstTokens, &tokens, &notFinal); err != nil {
+		t.Fatal(err)
+	}
+	if single == 0 || phases == 0 || firstTokens == 0 || tokens == 0 {
+		t.Fatalf("generated traces lack what the shortcut computes: %d requests of one attempt, %d with a serve phase, %d with a first token, %d with input tokens",
+			single, phases, firstTokens, tokens)
+	}
+	var q query
+	spec := Spec{By: []Dim{{Kind: KindModel}, {Kind: KindRoute}}}
+	shortcut := q.build(&spec, math.MinInt64, math.MaxInt64, false)
+	aggregated := shortcut
+	for _, r := range [][2]string{
+		{"(SELECT request_id FROM numbered WHERE retried)", "(SELECT request_id FROM numbered)"},
+		{"(SELECT request_id FROM numbered WHERE NOT retried)", "(SELECT request_id FROM numbered WHERE false)"},
+	} {
+		if strings.Count(aggregated, r[0]) != 1 {
+			t.Fatalf("segment_rows.sql no longer holds %s once", r[0])
+		}
+		aggregated = strings.Replace(aggregated, r[0], r[1], 1)
+	}
+	for _, pair := range [][2]string{{shortcut, aggregated}, {aggregated, shortcut}} {
+		var n int
+		if err := st.Conn.QueryRowContext(ctx, "SELECT count(*) FROM (("+pair[0]+") EXCEPT ALL ("+pair[1]+"))", q.args...).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%d rows differ between the shortcut and the aggregates", n)
+		}
+	}
+	t.Logf("%d requests of one attempt (%d with phases, %d not final)", single, phases, notFinal)
 }

@@ -76,7 +76,7 @@ func TestByID(t *testing.T) {
 	order := make([]int64, len(ids))
 	for i, id := range ids {
 		rows[i].task = int64(id[0])
-		values[2*i], values[2*i+1] = nm.number(id+"1"), nm.number(id+"2")
+		values[2*i], values[2*i+1] = nm.number([]byte(id+"1")), nm.number([]byte(id+"2"))
 		order[i] = 3 * int64(id[0]-'a')
 	}
 	byID(rows, values, order, 2)

@@ -213,10 +213,12 @@ type names struct {
 
 func newNames() *names { return &names{texts: []string{""}, index: map[string]name{"": 0}} }
 
-// number returns s's number, giving it the next one if it has none.
-func (n *names) number(s string) name {
-	x, ok := n.index[s]
+// number returns text's number, giving it the next one if it has none;
+// only a text not seen before is copied.
+func (n *names) number(text []byte) name {
+	x, ok := n.index[string(text)]
 	if !ok {
+		s := string(text)
 		x = name(len(n.texts))
 		n.texts = append(n.texts, s)
 		n.index[s] = x
@@ -293,7 +295,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		for i := range c.Len() {
 			r, place := readRow(c, i, nm)
 			for d := range spec.By {
-				values = append(values, nm.number(c.Row(i).Text(len(rowKinds)+d)))
+				values = append(values, nm.number(c.Row(i).TextBytes(len(rowKinds)+d)))
 			}
 			out = append(out, r)
 			order = append(order, place)
@@ -344,14 +346,14 @@ func readRow(c *store.Chunk, i int, nm *names) (reqRow, int64) {
 	if r.retried() || !x.none() {
 		r.more = &x
 	}
-	r.detail, r.finalTokens, r.finalMs = nm.number(row.Text(31)), num(32), float(33)
+	r.detail, r.finalTokens, r.finalMs = nm.number(row.TextBytes(31)), num(32), float(33)
 	r.loops, r.appTries, r.sdkMax = int32(num(34)), int32(num(35)), int32(num(36))
 	r.firstTokenSeen, r.task = row.FloatOr(37, nan), num(38)
 	for p := range r.phaseMs {
 		r.phaseMs[p], r.phaseN[p] = float(39+2*p), int32(num(40+2*p))
 	}
-	r.model, r.input, r.output = nm.number(row.Text(47)), num(48), num(49)
-	r.l0, r.provenance = row.FloatOr(50, nan), nm.number(row.Text(51))
+	r.model, r.input, r.output = nm.number(row.TextBytes(47)), num(48), num(49)
+	r.l0, r.provenance = row.FloatOr(50, nan), nm.number(row.TextBytes(51))
 	return r, num(52)
 }
 

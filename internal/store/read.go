@@ -164,6 +164,16 @@ func (r Row) TextIs(col int, s string) bool {
 	return string(textBytes(&k.texts[r.i])) == s
 }
 
+// TextBytes is a KindText column's value without copying it, nil for
+// NULL: valid only until the callback it was read in returns.
+func (r Row) TextBytes(col int) []byte {
+	k := &r.c.cols[col]
+	if !k.ok(r.i) {
+		return nil
+	}
+	return textBytes(&k.texts[r.i])
+}
+
 // IntPtr is a KindInt column's value, nil for NULL.
 func (r Row) IntPtr(col int) *int64 {
 	if v, ok := r.c.Int(col, r.i); ok {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 	"github.com/retryscope/retryscope/model"
 )
@@ -19,11 +20,7 @@ import (
 // and the segment on top of each order is the one a plain query over the
 // requests table says it should be.
 func TestGeneratedTraces(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates and rebuilds traces")
-	}
-	cfg := gen.Config{Seed: 11, Requests: 6000, StreamShare: 0.5, Faults: gen.DefaultFaults(), Policy: gen.DefaultPolicy()}
-	st, _ := workload.Rebuilt(t, cfg)
+	st := generated(t, 11, 6000)
 	ctx := context.Background()
 
 	type cohortTruth struct {
@@ -119,11 +116,7 @@ func TestGeneratedTraces(t *testing.T) {
 // attempts (single_attempt). Sent through those aggregates instead, every
 // request of generated traces gets the same row, to the bit.
 func TestSingleAttemptShortcut(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates and rebuilds traces")
-	}
-	cfg := gen.Config{Seed: 5, Requests: 3000, StreamShare: 0.5, Faults: gen.DefaultFaults(), Policy: gen.DefaultPolicy()}
-	st, _ := workload.Rebuilt(t, cfg)
+	st := generated(t, 5, 3000)
 	ctx := context.Background()
 	// Not vacuous: requests of one attempt, with the figures the shortcut
 	// computes for itself (phases, first tokens, tokens, final attempts).
@@ -161,4 +154,16 @@ func TestSingleAttemptShortcut(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests of one attempt (%d with phases, %d not final)", single, phases, notFinal)
+}
+
+// generated rebuilds requests generated from seed, half of them streams,
+// with the default faults and policy; skipped in -short.
+func generated(t *testing.T, seed int64, requests int) *store.Store {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("generates and rebuilds traces")
+	}
+	cfg := gen.Config{Seed: seed, Requests: requests, StreamShare: 0.5, Faults: gen.DefaultFaults(), Policy: gen.DefaultPolicy()}
+	st, _ := workload.Rebuilt(t, cfg)
+	return st
 }

@@ -143,7 +143,7 @@ func computeMatched(ctx context.Context, st *store.Store, opt Options, method st
 		retried, candidates = retried[:0], candidates[:0]
 	}
 	group, first := "", true
-	err := store.EachChunk(ctx, st.Conn, queries.Get("baseline_match_input"), nil, matchInputKinds, func(c *store.Chunk) error {
+	err := store.StreamChunks(ctx, st.Conn, queries.Get("baseline_match_input"), nil, matchInputKinds, func(c *store.Chunk) error {
 		for i := range c.Len() {
 			row := c.Row(i)
 			if first || !row.TextIs(1, group) {

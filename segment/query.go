@@ -291,7 +291,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	values := make([]name, 0, n*int64(len(spec.By)))
 	order := make([]int64, 0, n)
 	kinds := append(slices.Clone(rowKinds), slices.Repeat([]store.Kind{store.KindText}, len(spec.By))...)
-	err := store.EachChunk(ctx, st.Conn, text, q.args, kinds, func(c *store.Chunk) error {
+	err := store.StreamChunks(ctx, st.Conn, text, q.args, kinds, func(c *store.Chunk) error {
 		for i := range c.Len() {
 			r, place := readRow(c, i, nm)
 			for d := range spec.By {

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"sync"
 	"unsafe"
 
+	bindings "github.com/duckdb/duckdb-go-bindings"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/duckdb/duckdb-go/v2/mapping"
 )
@@ -18,8 +20,8 @@ import (
 // up to 2048 rows at a time. Through database/sql every value is boxed in
 // an interface by the driver, then converted again by Scan: for the
 // rebuild's 40 columns a span that cost more than DuckDB's query. Like the
-// driver, the query's result is materialised, so reading it needs no lock
-// on the connection.
+// driver's, EachChunk's result is materialised, so reading it needs no
+// lock on the connection; StreamChunks' is not, for the largest results.
 
 // Kind is how a result column is read.
 type Kind uint8
@@ -234,12 +236,27 @@ func textOf(s *duckString) string { return string(textBytes(s)) }
 // of its result, in order; kinds says how each column is read, and a
 // column of another type is an error naming it. The chunk is valid only
 // during the call. Args may be int64, int, float64, string, bool or nil.
+// The result is materialised before the first call, so conn may run other
+// statements while it is read.
 func EachChunk(ctx context.Context, conn *sql.Conn, query string, args []any, kinds []Kind, each func(*Chunk) error) error {
-	res, err := execute(ctx, conn, query, args)
+	return eachChunk(ctx, conn, query, args, kinds, each, false)
+}
+
+// StreamChunks is EachChunk with the result streamed: DuckDB works out
+// each chunk as it is fetched, holding what its operators need (a sort's
+// rows, spilled when they pass the memory limit) but never the whole
+// result beside them. Until it returns, conn must run nothing else.
+func StreamChunks(ctx context.Context, conn *sql.Conn, query string, args []any, kinds []Kind, each func(*Chunk) error) error {
+	return eachChunk(ctx, conn, query, args, kinds, each, true)
+}
+
+func eachChunk(ctx context.Context, conn *sql.Conn, query string, args []any, kinds []Kind, each func(*Chunk) error, streamed bool) error {
+	res, stop, err := execute(ctx, conn, query, args, streamed)
 	if err != nil {
 		return err
 	}
 	defer mapping.DestroyResult(res)
+	defer stop()
 	if n := int(mapping.ColumnCount(res)); n != len(kinds) {
 		return fmt.Errorf("query returns %d columns, read as %d", n, len(kinds))
 	}
@@ -255,6 +272,13 @@ func EachChunk(ctx context.Context, conn *sql.Conn, query string, args []any, ki
 		}
 		dc := mapping.FetchChunk(*res)
 		if dc.Ptr == nil {
+			// A streamed result can fail while it is read.
+			if msg := mapping.ResultError(res); msg != "" {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return errors.New(msg)
+			}
 			return nil
 		}
 		c.n = int(mapping.DataChunkGetSize(dc))
@@ -422,13 +446,15 @@ func convert[S, D any](dst []D, src []S, f func(S) D) []D {
 }
 
 // execute prepares query on conn's DuckDB connection, binds args and runs
-// it, materialising its result. A cancelled ctx interrupts it.
-func execute(ctx context.Context, conn *sql.Conn, query string, args []any) (*mapping.Result, error) {
+// it, materialising its result unless streamed. A cancelled ctx
+// interrupts it, streamed chunks included, until stop is called, which
+// waits for an interrupt already sent: sent later, it would stop the
+// connection's next statement instead.
+func execute(ctx context.Context, conn *sql.Conn, query string, args []any, streamed bool) (res *mapping.Result, stop func(), err error) {
 	if err := checkLayout(connLayoutErr, "read from"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var res *mapping.Result
-	err := conn.Raw(func(dc any) error {
+	err = conn.Raw(func(dc any) error {
 		d, ok := dc.(*duckdb.Conn)
 		if !ok {
 			return fmt.Errorf("connection is a %T, not DuckDB's", dc)
@@ -446,26 +472,30 @@ func execute(ctx context.Context, conn *sql.Conn, query string, args []any) (*ma
 		}
 		var pending mapping.PendingResult
 		defer mapping.DestroyPending(&pending)
-		if mapping.PendingPrepared(stmt, &pending) == mapping.StateError {
+		prepare := mapping.PendingPrepared
+		if streamed {
+			// mapping leaves this one out; the bindings are its own.
+			prepare = bindings.PendingPreparedStreaming
+		}
+		if prepare(stmt, &pending) == mapping.StateError {
 			return errors.New(mapping.PendingError(pending))
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		// The interrupt is waited for: sent later, it would stop the
-		// connection's next statement instead.
 		interrupted := make(chan struct{})
-		stop := context.AfterFunc(ctx, func() {
+		after := context.AfterFunc(ctx, func() {
 			mapping.Interrupt(c)
 			close(interrupted)
 		})
-		defer func() {
-			if !stop() {
+		stop = sync.OnceFunc(func() {
+			if !after() {
 				<-interrupted
 			}
-		}()
+		})
 		var r mapping.Result
 		if mapping.ExecutePending(pending, &r) == mapping.StateError {
+			stop()
 			err := errors.New(mapping.ResultError(&r))
 			mapping.DestroyResult(&r)
 			if ctx.Err() != nil {
@@ -476,7 +506,10 @@ func execute(ctx context.Context, conn *sql.Conn, query string, args []any) (*ma
 		res = &r
 		return nil
 	})
-	return res, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, stop, nil
 }
 
 func bind(stmt mapping.PreparedStatement, i mapping.IdxT, a any) error {

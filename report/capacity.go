@@ -111,12 +111,12 @@ func capacity(reqs []*yieldRequest, step time.Duration, hiddenMs float64) *Capac
 	c := &Capacity{BucketMs: float64(w) / 1e6, HiddenWorkMs: hiddenMs, Buckets: []CapacityBucket{}, Spikes: []Spike{}}
 	n := 0
 	for _, r := range reqs {
-		n += 2 * len(r.startsNs)
+		n += 2 * len(r.at)
 	}
 	edges := make([]flightEdge, 0, n)
 	for _, r := range reqs {
-		for k := range r.startsNs {
-			edges = append(edges, flightEdge{r.startsNs[k], 1, k == 0}, flightEdge{r.endsNs[k], -1, k == 0})
+		for k, a := range r.at {
+			edges = append(edges, flightEdge{a.startNs, 1, k == 0}, flightEdge{a.endNs, -1, k == 0})
 		}
 	}
 	if len(edges) == 0 {
@@ -160,9 +160,9 @@ func capacity(reqs []*yieldRequest, step time.Duration, hiddenMs float64) *Capac
 			reqsIn[b]++
 			attsOf[b] += r.attempts
 		}
-		for k, s := range r.startsNs {
-			started[int((s-first)/w)]++
-			hidden[int((s-first)/w)] += r.hiddenMs[k]
+		for _, a := range r.at {
+			started[int((a.startNs-first)/w)]++
+			hidden[int((a.startNs-first)/w)] += a.hiddenMs
 		}
 	}
 	var total, totalFirst int64
@@ -257,8 +257,8 @@ func spikeOf(run []CapacityBucket, reqs []*yieldRequest, w int64) Spike {
 		}
 		for k := 1; k < r.attempts; k++ {
 			s.ExtraAttempts++
-			s.ExtraMs += r.costMs[k]
-			s.ExtraTokens += r.tokens[k]
+			s.ExtraMs += r.at[k].costMs
+			s.ExtraTokens += r.at[k].tokens
 		}
 	}
 	return s

@@ -55,8 +55,8 @@ func capAttempts(ctx context.Context, st *store.Store, win model.Window, _ *segm
 		for _, r := range g.reqs {
 			for k := n; k < r.attempts; k++ {
 				f.Cost.Attempts++
-				f.Cost.TimeMs += r.costMs[k]
-				f.Cost.Tokens += r.tokens[k]
+				f.Cost.TimeMs += r.at[k].costMs
+				f.Cost.Tokens += r.at[k].tokens
 			}
 		}
 		out = append(out, f)

@@ -77,7 +77,7 @@ func cappedLatencies(reqs []*yieldRequest, n int, out []float64) {
 	for i, r := range reqs {
 		out[i] = r.latency
 		if r.attempts > n {
-			out[i] = r.endMs[n-1]
+			out[i] = r.at[n-1].endMs
 		}
 	}
 	slices.Sort(out)
@@ -121,13 +121,17 @@ type yieldRequest struct {
 	startNs  int64
 	latency  float64
 	attempts int
-	used     int // ordinal of the attempt whose answer was used, 0: failed
-	// per attempt, by ordinal − 1
-	startsNs, endsNs []int64
-	endMs            []float64 // end after the request's start
-	costMs           []float64 // elapsed time and the gap before it
-	tokens           []int64
-	hiddenMs         []float64 // server time after the client abandoned it
+	used     int            // ordinal of the attempt whose answer was used, 0: failed
+	at       []yieldAttempt // by ordinal − 1
+}
+
+// yieldAttempt is one attempt of a yieldRequest.
+type yieldAttempt struct {
+	startNs, endNs int64
+	endMs          float64 // end after the request's start
+	costMs         float64 // elapsed time and the gap before it
+	tokens         int64
+	hiddenMs       float64 // server time after the client abandoned it
 }
 
 // loadedKey keys the requests Build loaded in the context it passes to
@@ -161,32 +165,49 @@ func loadYieldRequests(ctx context.Context, st *store.Store, win model.Window) (
 	if from > math.MinInt64+int64(time.Hour) {
 		from -= int64(time.Hour)
 	}
+	// Requests and attempts are cut from blocks: at ten million spans,
+	// six slices grown per request held twice the memory.
 	var out []*yieldRequest
+	var reqs []yieldRequest
+	var atts []yieldAttempt
 	var cur *yieldRequest
 	var curID string
-	err := store.EachChunk(ctx, st.Conn, queries.Get("yield_attempts"), []any{lo, hi, from}, yieldKinds, func(c *store.Chunk) error {
+	err := store.StreamChunks(ctx, st.Conn, queries.Get("yield_attempts"), []any{lo, hi, from}, yieldKinds, func(c *store.Chunk) error {
 		for i := range c.Len() {
 			row := c.Row(i)
 			// A request's attempts come together: its id is copied once.
 			if cur == nil || !row.TextIs(0, curID) {
+				if len(reqs) == cap(reqs) {
+					reqs = make([]yieldRequest, 0, yieldBlock)
+				}
+				// Room for the attempts the request counts; more grow apart.
+				n, room := int(row.Int(6)), min(max(int(row.Int(6)), 0), yieldBlock)
+				if room > cap(atts)-len(atts) {
+					atts = make([]yieldAttempt, 0, yieldBlock)
+				}
 				// The segment's values repeat across requests: one copy each.
 				seg := func(col int) string { return unique.Make(row.Text(col)).Value() }
-				cur = &yieldRequest{seg: [3]string{seg(1), seg(2), seg(3)},
-					startNs: row.Int(4), latency: row.Float(5), attempts: int(row.Int(6)), used: int(row.Int(7))}
+				reqs = append(reqs, yieldRequest{seg: [3]string{seg(1), seg(2), seg(3)},
+					startNs: row.Int(4), latency: row.Float(5), attempts: n, used: int(row.Int(7)),
+					at: atts[len(atts) : len(atts) : len(atts)+room]})
+				atts = atts[:len(atts)+room]
+				cur = &reqs[len(reqs)-1]
 				curID = row.Text(0)
 				out = append(out, cur)
 			}
-			if ordinal := row.Int(8); ordinal != int64(len(cur.endMs)+1) {
-				return fmt.Errorf("request %s: attempt %d follows %d", curID, ordinal, len(cur.endMs))
+			if ordinal := row.Int(8); ordinal != int64(len(cur.at)+1) {
+				return fmt.Errorf("request %s: attempt %d follows %d", curID, ordinal, len(cur.at))
 			}
-			cur.startsNs, cur.endsNs = append(cur.startsNs, row.Int(9)), append(cur.endsNs, row.Int(10))
-			cur.endMs, cur.costMs = append(cur.endMs, row.Float(11)), append(cur.costMs, row.Float(12))
-			cur.tokens, cur.hiddenMs = append(cur.tokens, row.Int(13)), append(cur.hiddenMs, row.Float(14))
+			cur.at = append(cur.at, yieldAttempt{startNs: row.Int(9), endNs: row.Int(10),
+				endMs: row.Float(11), costMs: row.Float(12), tokens: row.Int(13), hiddenMs: row.Float(14)})
 		}
 		return nil
 	})
 	return out, err
 }
+
+// yieldBlock is how many requests, or attempts, one block holds.
+const yieldBlock = 4096
 
 // yieldKinds are the columns of yield_attempts.
 var yieldKinds = []store.Kind{store.KindText, store.KindText, store.KindText, store.KindText, // request_id, segment

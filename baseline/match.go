@@ -138,7 +138,19 @@ func computeMatched(ctx context.Context, st *store.Store, opt Options, method st
 	var results []matchResult
 	flush := func() {
 		for _, r := range retried {
-			results = append(results, matchResult{row: r, matches: m.nearest(r, candidates)})
+			res := matchResult{id: r.id, latency: r.latency}
+			// The means are taken now, so the matches (and the
+			// candidates they point to) need not be kept.
+			if best := m.nearest(r, candidates); len(best) > 0 {
+				var sumMs, sumD float64
+				for _, n := range best {
+					sumMs += n.row.latency
+					sumD += n.distance
+				}
+				k := float64(len(best))
+				res.matches, res.meanMs, res.meanDistance = int32(len(best)), sumMs/k, sumD/k
+			}
+			results = append(results, res)
 		}
 		retried, candidates = retried[:0], candidates[:0]
 	}
@@ -168,10 +180,13 @@ func computeMatched(ctx context.Context, st *store.Store, opt Options, method st
 	return appendMatched(st, results, method)
 }
 
-// matchResult is a retried request and the matches found for it.
+// matchResult is a retried request and what its matches give: how many
+// were found, their mean latency and their mean distance.
 type matchResult struct {
-	row     *matchRow
-	matches []neighbour
+	id                   string
+	latency              float64
+	matches              int32
+	meanMs, meanDistance float64
 }
 
 // matchedColumns are the baselines columns appendMatched gives, in the
@@ -186,23 +201,17 @@ func appendMatched(st *store.Store, results []matchResult, method string) error 
 	}
 	for _, res := range results {
 		var l0, added, ratio, distance, reason any
-		if len(res.matches) == 0 {
+		if res.matches == 0 {
 			reason = "no first-attempt success within the maximum distance"
 		} else {
-			var sumMs, sumD float64
-			for _, n := range res.matches {
-				sumMs += n.row.latency
-				sumD += n.distance
-			}
-			k := float64(len(res.matches))
-			mean := sumMs / k
-			l0, distance, added = mean, sumD/k, res.row.latency-mean
+			mean := res.meanMs
+			l0, distance, added = mean, res.meanDistance, res.latency-mean
 			if mean > 0 {
-				ratio = res.row.latency / mean
+				ratio = res.latency / mean
 			}
 		}
-		err := app.AppendRow(res.row.id, KindMatched, res.row.latency, l0, added, ratio,
-			ProvenanceModeled, method, int32(len(res.matches)), distance, reason)
+		err := app.AppendRow(res.id, KindMatched, res.latency, l0, added, ratio,
+			ProvenanceModeled, method, res.matches, distance, reason)
 		if err != nil {
 			app.Close()
 			return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/ingest"
+	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/segment"
@@ -25,17 +26,8 @@ import (
 // kind, segments by trigger and model, intervals, the rebuild rules.
 func sampleReport(t *testing.T) *Report {
 	t.Helper()
-	st := testkit.Open(t)
+	st := sampleStore(t)
 	ctx := context.Background()
-	if _, err := ingest.Run(ctx, st, []string{"../testdata/sample/traces.jsonl"}, ingest.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := rebuild.Rebuild(ctx, st); err != nil {
-		t.Fatal(err)
-	}
-	if err := baseline.Compute(ctx, st, baseline.Options{}); err != nil {
-		t.Fatal(err)
-	}
 	by, err := segment.ParseDims("trigger,model", segment.DimOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +41,23 @@ func sampleReport(t *testing.T) *Report {
 		t.Fatalf("the sample gives %d requests in %d segments; the test needs some of both", rep.Workload.LogicalRequests, len(rep.Segments))
 	}
 	return rep
+}
+
+// sampleStore is the bundled sample ingested and derived.
+func sampleStore(t *testing.T) *store.Store {
+	t.Helper()
+	st := testkit.Open(t)
+	ctx := context.Background()
+	if _, err := ingest.Run(ctx, st, []string{"../testdata/sample/traces.jsonl"}, ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rebuild.Rebuild(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := baseline.Compute(ctx, st, baseline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 func render(t *testing.T, rep *Report, format string) string {

@@ -219,6 +219,7 @@ func (r *Flags) Write(ctx context.Context, st *store.Store, stdout io.Writer, so
 
 // render builds the report and writes it in the chosen format.
 func (r *Flags) render(ctx context.Context, st *store.Store, w io.Writer) error {
+	r.opt.noCharts = r.format != "html"
 	rep, err := Build(ctx, st, r.opt)
 	if err != nil {
 		return err

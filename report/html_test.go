@@ -2,12 +2,15 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 // The page is one file: no scripts, no stylesheets or images from
@@ -61,5 +64,47 @@ func TestPageRendersInChromium(t *testing.T) {
 	if keep := os.Getenv("HTMLREPORT_SHOT"); keep != "" {
 		data, _ := os.ReadFile(shot)
 		os.WriteFile(keep, data, 0o644)
+	}
+}
+
+// The charts' samples are kept for an HTML report only: the command's
+// HTML report draws the latency distribution, and its JSON report is the
+// same with or without them.
+func TestChartsOnlyForHTML(t *testing.T) {
+	ctx := context.Background()
+	st := sampleStore(t)
+	flags := map[string]*Flags{}
+	out := map[string]string{}
+	for _, format := range []string{"html", "json"} {
+		f := &Flags{}
+		fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+		f.Register(fs, "output")
+		if err := fs.Parse([]string{"--format", format}); err != nil || f.Check() != nil {
+			t.Fatalf("--format %s: %v %v", format, err, f.Check())
+		}
+		var b bytes.Buffer
+		if err := f.Write(ctx, st, &b, "sample.duckdb", false); err != nil {
+			t.Fatal(err)
+		}
+		flags[format], out[format] = f, b.String()
+	}
+	if !strings.Contains(out["html"], "Latency distribution") {
+		t.Error("the command's HTML report has no latency distribution")
+	}
+	opt := flags["json"].opt
+	without, err := Build(ctx, st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.noCharts = false
+	with, err := Build(ctx, st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(without.samples) != 0 || len(with.samples) == 0 {
+		t.Fatalf("%d samples for JSON, %d for HTML; want none and some", len(without.samples), len(with.samples))
+	}
+	if got := render(t, with, "json"); got != out["json"] {
+		t.Error("the JSON report differs with the charts' samples kept")
 	}
 }

@@ -157,12 +157,9 @@ func TestSingleAttemptShortcut(t *testing.T) {
 }
 
 // generated rebuilds requests generated from seed, half of them streams,
-// with the default faults and policy; skipped in -short.
+// with the default faults and policy.
 func generated(t *testing.T, seed int64, requests int) *store.Store {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("generates and rebuilds traces")
-	}
 	cfg := gen.Config{Seed: seed, Requests: requests, StreamShare: 0.5, Faults: gen.DefaultFaults(), Policy: gen.DefaultPolicy()}
 	st, _ := workload.Rebuilt(t, cfg)
 	return st

@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+
+	"github.com/retryscope/retryscope/internal/store"
 )
 
 func main() {
@@ -95,8 +97,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // --memory-limit. A full disk also reads as out of memory when DuckDB
 // cannot spill (store.ExplainFull): that failure has said so already.
 func memoryHint(err error) string {
-	msg := err.Error()
-	if !strings.Contains(msg, "Out of Memory Error") || strings.Contains(strings.ToLower(msg), "no space left on device") {
+	if !strings.Contains(err.Error(), "Out of Memory Error") || store.DiskFull(err) {
 		return ""
 	}
 	return "DuckDB needed more memory than --memory-limit lets it have (" + defaultMemoryLimit + ", " + ingestMemoryLimit +

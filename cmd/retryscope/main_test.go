@@ -258,6 +258,28 @@ func TestOutOfMemoryNamesTheFlag(t *testing.T) {
 	mustRunCLI(t, "report", "--db", db, "--memory-limit", "256MB", "-o", filepath.Join(root, "report.json"))
 }
 
+// The hint follows DuckDB's out-of-memory error only: a full disk that
+// DuckDB reports as out of memory has its own explanation, whichever way
+// it is spelled or wrapped.
+func TestMemoryHintOnlyForMemory(t *testing.T) {
+	oom := "Out of Memory Error: failed to pin block of size 256.0 KiB (95.2 MiB/95.3 MiB used)"
+	cases := []struct {
+		err  error
+		hint bool
+	}{
+		{errors.New("report: " + oom), true},
+		{errors.New("report: " + oom + "\n(no space left on device: /tmp has 3 MiB free; free some and run again)"), false},
+		{errors.New("report: " + oom + ": No space left on device"), false},
+		{fmt.Errorf("report: %s: %w", oom, syscall.ENOSPC), false},
+		{errors.New("report: Binder Error: no such column"), false},
+	}
+	for _, c := range cases {
+		if got := memoryHint(c.err) != ""; got != c.hint {
+			t.Errorf("%q: hint %v, want %v", c.err, got, c.hint)
+		}
+	}
+}
+
 // ingestedDump generates requests logical requests in a temporary
 // directory and ingests them: the directory, the dump and the database.
 func ingestedDump(t *testing.T, requests int) (root, dump, db string) {

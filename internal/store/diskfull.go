@@ -11,13 +11,17 @@ import (
 // lowSpace is free space under which a failure is blamed on a full disk.
 const lowSpace = 64 << 20
 
+// DiskFull says whether err says the disk is full.
+func DiskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || strings.Contains(strings.ToLower(err.Error()), "no space left on device")
+}
+
 // ExplainFull says "no space left on device" for a failure a full disk
 // caused but that does not say so: DuckDB reports that it could not spill
 // to a full disk as running out of memory ("increase the memory limit").
 // It names the fullest of dirs when one has less than lowSpace free.
 func ExplainFull(err error, dirs ...string) error {
-	if err == nil || errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), "No space left on device") ||
-		strings.Contains(err.Error(), "no space left on device") {
+	if err == nil || DiskFull(err) {
 		return err
 	}
 	for _, d := range dirs {

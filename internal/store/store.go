@@ -42,6 +42,10 @@ type Store struct {
 	Conn *sql.Conn
 	Path string
 	inTx bool
+	// memoryLimit is the memory limit as last set, exactly: DuckDB shows
+	// it rounded (512MB as 488.2 MiB), and setting that back lowers it.
+	// "" while DuckDB's own default holds.
+	memoryLimit string
 	// staged is what the staged-spans function yields, while a load
 	// reads it (see load.go).
 	staged           *staged
@@ -110,7 +114,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, describeOpenError(path, err)
 	}
-	s := &Store{DB: db, Conn: conn, Path: path}
+	s := &Store{DB: db, Conn: conn, Path: path, memoryLimit: opt.MemoryLimit}
 	// Hand freed memory back to the OS sooner than DuckDB's default
 	// (128 MB), so the process stays near its memory limit. And always
 	// plan an ASOF join as one: DuckDB uses a nested loop instead when it
@@ -554,9 +558,11 @@ func (s *Store) ExecScript(ctx context.Context, name string, args ...any) error 
 // SetMemoryLimit changes DuckDB's memory limit, e.g. "256MB", and returns
 // the one it replaces, to be set back later.
 func (s *Store) SetMemoryLimit(ctx context.Context, limit string) (string, error) {
-	var prev string
-	if err := s.Conn.QueryRowContext(ctx, `SELECT current_setting('memory_limit')`).Scan(&prev); err != nil {
-		return "", err
+	prev := s.memoryLimit
+	if prev == "" {
+		if err := s.Conn.QueryRowContext(ctx, `SELECT current_setting('memory_limit')`).Scan(&prev); err != nil {
+			return "", err
+		}
 	}
 	// SET takes no parameters: the limit is checked, then quoted. (RESET
 	// is not used: it restores the setting's text but, in DuckDB 1.5, not
@@ -565,7 +571,30 @@ func (s *Store) SetMemoryLimit(ctx context.Context, limit string) (string, error
 		return prev, fmt.Errorf("memory limit %q: want a size such as 512MB or 4GB", limit)
 	}
 	_, err := s.Conn.ExecContext(ctx, fmt.Sprintf(`SET memory_limit = '%s'`, limit))
+	if err == nil {
+		s.memoryLimit = limit
+	}
 	return prev, err
+}
+
+// DropCache has DuckDB give back the memory of the blocks it keeps in case
+// they are read again (table data a query read or wrote), for a step that
+// needs the memory in Go instead. It lowers the memory limit for a
+// moment, which makes DuckDB evict every block no query holds, and sets
+// it back. When some blocks cannot go, DuckDB refuses the lower limit
+// after evicting the others, which is no error here; but inside a
+// transaction that refusal would abort it, so there DropCache does
+// nothing.
+func (s *Store) DropCache(ctx context.Context) error {
+	if s.inTx {
+		return nil
+	}
+	prev, err := s.SetMemoryLimit(ctx, "1MB")
+	if prev == "" || ctx.Err() != nil {
+		return errors.Join(err, ctx.Err())
+	}
+	_, err = s.SetMemoryLimit(ctx, prev)
+	return err
 }
 
 // SetThreads changes DuckDB's number of threads and returns the number it

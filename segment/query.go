@@ -342,9 +342,12 @@ func readRow(c *store.Chunk, i int, nm *names) (reqRow, int64) {
 		failedMs: float(20), failedTokens: num(21)}
 	x.hygiene = hygieneRow{raRetries: num(25), raIgnored: num(26), raEarlyMs: float(27), raMs: float(28),
 		gapsMs: row.Floats(29), retryStarts: row.Ints(30)}
+	// Only a row that has them keeps its own: x stays on the stack, and a
+	// row of one attempt (most of them) allocates nothing for it.
 	r.more = noRetries
 	if r.retried() || !x.none() {
-		r.more = &x
+		kept := x
+		r.more = &kept
 	}
 	r.detail, r.finalTokens, r.finalMs = nm.number(row.TextBytes(31)), num(32), float(33)
 	r.loops, r.appTries, r.sdkMax = int32(num(34)), int32(num(35)), int32(num(36))

@@ -4,7 +4,8 @@
 -- a table's rows in the order they were stored when nothing says
 -- otherwise (preserve_insertion_order, on by default and never turned
 -- off here): sorting each slice again cost a quarter of reading it.
--- Columns: those of rebuild_spans but slice.
-SELECT * EXCLUDE (slice)
+-- Columns: those of rebuild_spans but slice, then fact_row, the row's
+-- rowid, by which the rebuild sets a span aside (rebuild_pool).
+SELECT * EXCLUDE (slice), rowid AS fact_row
 FROM rebuild_facts
 WHERE slice = $1::UBIGINT

@@ -8,14 +8,15 @@ import (
 	"github.com/retryscope/retryscope/model"
 )
 
-// builder groups attempts into logical requests, trace by trace, and keeps
-// root CLIENT spans aside until every trace has been seen, since attempts
-// split across traces can only be joined then.
+// builder groups attempts into logical requests, trace by trace, and sets
+// root CLIENT spans aside (by their rows of the span facts) until every
+// trace has been seen, since attempts split across traces can only be
+// joined then.
 type builder struct {
-	opt   Options
-	out   *writer
-	dump  dumpEnd
-	split []*span
+	opt  Options
+	out  *writer
+	dump dumpEnd
+	pool []int64
 }
 
 // group is a logical request before it is measured.
@@ -100,7 +101,7 @@ func (b *builder) siblingGroups(spans []*span) []*siblings {
 		key := s.parentID
 		switch {
 		case s.parentID == "" && s.kind == "client":
-			b.split = append(b.split, s)
+			b.pool = append(b.pool, s.factRow)
 			continue
 		case s.parentID == "":
 			key = "root " + s.spanID // a lone INTERNAL attempt: its own group
@@ -383,11 +384,11 @@ func linkageOf(u *unit) model.Linkage {
 // splitAcrossTraces joins root CLIENT attempts, each in a trace of its own,
 // into requests (split.go): by a shared logical id or retry counter when
 // they carry one, else by the retry signature the dump shows.
-func (b *builder) splitAcrossTraces() error {
-	slices.SortStableFunc(b.split, func(x, y *span) int {
+func (b *builder) splitAcrossTraces(pool []*span) error {
+	slices.SortStableFunc(pool, func(x, y *span) int {
 		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.traceID, y.traceID), cmp.Compare(x.spanID, y.spanID))
 	})
-	chains, inferred, alts := joinSplit(b.split, int64(b.opt.SplitWindow))
+	chains, inferred, alts := joinSplit(pool, int64(b.opt.SplitWindow))
 	for i, chain := range chains {
 		g := singleLayer(&unit{attempts: chain})
 		if inferred[i] {
@@ -402,7 +403,6 @@ func (b *builder) splitAcrossTraces() error {
 			return err
 		}
 	}
-	b.split = nil
 	return nil
 }
 

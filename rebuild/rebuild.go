@@ -209,13 +209,19 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 		return stats, err
 	}
 	var cuts []cutLink
+	defer st.Conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS rebuild_facts; DROP TABLE IF EXISTS rebuild_pool_ids")
 	err = readTraces(ctx, st.Conn, opt.Keys.withDefaults(), opt.Progress, func(trace []*span) error {
 		stats.Spans += len(trace)
 		cuts = append(cuts, cutCycles(trace)...)
 		return b.trace(trace)
 	})
+	var pool []*span
 	if err == nil {
-		err = b.splitAcrossTraces()
+		pool, err = readPool(ctx, st, b.pool)
+		b.pool = nil
+	}
+	if err == nil {
+		err = b.splitAcrossTraces(pool)
 	}
 	if cerr := w.close(); err == nil {
 		err = cerr
@@ -335,6 +341,7 @@ func (o Options) fingerprint() string {
 // readTraces extracts the span facts (rebuild_spans), then reads them back
 // slice by slice (rebuild_partition) and hands over one trace at a time,
 // telling progress (when set) how many of the spans it has handed over.
+// The facts stay, for readPool; the caller drops them.
 //
 // A goroutine reads the next slice while each groups and writes the traces
 // of the one before: reading (DuckDB's query, then every value through the
@@ -353,7 +360,6 @@ func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(do
 	if err != nil {
 		return err
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS rebuild_facts")
 	var n int64
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM rebuild_facts").Scan(&n); err != nil {
 		return err
@@ -364,8 +370,9 @@ func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(do
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(read)
+		t := texts{}
 		for k := range slices {
-			traces, err := readSlice(readCtx, conn, k)
+			traces, err := readSlice(readCtx, conn, k, t)
 			if err == nil {
 				select {
 				case read <- traces:
@@ -399,13 +406,48 @@ func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(do
 	return <-readErr
 }
 
-// readSlice reads slice k of the span facts, trace by trace.
-func readSlice(ctx context.Context, conn *sql.Conn, k int64) ([][]*span, error) {
+// readPool reads back the spans the rebuild set aside by their rows of
+// the span facts (fact_row): the root CLIENT attempts, which are joined
+// across traces once every trace is read. Held from their trace to the
+// end, they took half a gigabyte at ten million spans while every slice
+// after was read beside them, with DuckDB at its limit.
+func readPool(ctx context.Context, st *store.Store, rows []int64) ([]*span, error) {
+	if _, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE rebuild_pool_ids (id BIGINT)`); err != nil {
+		return nil, err
+	}
+	l, err := store.NewLoader(st, "rebuild_pool_ids", []store.Column[int64]{store.IntColumn("id", func(id int64) int64 { return id })})
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range rows {
+		if err := l.Add(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	if err := l.Flush(ctx); err != nil {
+		return nil, err
+	}
+	pool, t := make([]*span, 0, len(rows)), texts{}
+	err = store.EachChunk(ctx, st.Conn, queries.Get("rebuild_pool"), nil, factKinds, func(c *store.Chunk) error {
+		for i := range c.Len() {
+			pool = append(pool, readSpan(c, i, t))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the attempts set aside: %w", err)
+	}
+	return pool, nil
+}
+
+// readSlice reads slice k of the span facts, trace by trace, the texts
+// spans repeat through t.
+func readSlice(ctx context.Context, conn *sql.Conn, k int64, t texts) ([][]*span, error) {
 	var traces [][]*span
 	var trace []*span
 	err := store.EachChunk(ctx, conn, queries.Get("rebuild_partition"), []any{k}, factKinds, func(c *store.Chunk) error {
 		for i := range c.Len() {
-			s := readSpan(c, i)
+			s := readSpan(c, i, t)
 			if len(trace) > 0 && trace[0].traceID != s.traceID {
 				traces = append(traces, trace)
 				trace = nil

@@ -13,7 +13,7 @@ type span struct {
 	parentExported            bool
 	name, kind, service       string
 	start, end                int64
-	status, statusMessage     string
+	status                    string
 	route, method, url        string
 	model, genAIOperation     string
 	httpStatus, grpcStatus    *int64
@@ -40,6 +40,7 @@ type span struct {
 	exhaustedReason           string   // why the span's loop gave up, as it states; "" when it does not
 	deadlineMs                *float64 // the deadline the span states, ms from its start
 	lengthCut                 bool     // the answer stopped at the output token cap
+	factRow                   int64    // the span's row of rebuild_facts
 
 	parent   *span
 	children []*span
@@ -80,26 +81,54 @@ var factKinds = []store.Kind{
 	store.KindInt, store.KindText, store.KindInt, store.KindInt, // server_end_ns, server_model, server_output_tokens, attempt_max
 	store.KindInt, store.KindInt, store.KindInt, // server_start_ns, conn_start_ns, conn_end_ns
 	store.KindText, store.KindFloat, store.KindBool, // exhausted_reason, deadline_ms, length_cut
+	store.KindInt, // fact_row
 }
 
-// readSpan reads row i of a chunk of rebuild_partition.
-func readSpan(c *store.Chunk, i int) *span {
+// readSpan reads row i of a chunk of rebuild_partition. Column 10,
+// status_message, is left: only rebuild_spans reads it, for the trigger.
+// The texts spans repeat come through t, one copy each.
+func readSpan(c *store.Chunk, i int, t texts) *span {
 	r := c.Row(i)
 	s := &span{
 		traceID: r.Text(0), spanID: r.Text(1), parentID: r.Text(2), parentExported: r.Bool(3),
-		name: r.Text(4), kind: r.Text(5), service: r.Text(6), start: r.Int(7), end: r.Int(8),
-		status: r.Text(9), statusMessage: r.Text(10),
-		route: r.Text(11), method: r.Text(12), url: r.Text(13), model: r.Text(14), genAIOperation: r.Text(15),
-		httpStatus: r.IntPtr(16), grpcStatus: r.IntPtr(17), errorType: r.Text(18),
-		requestKey: r.Text(19), retryIndex: r.IntPtr(20), counterKind: r.Text(21), retryAfterS: r.FloatPtr(22),
-		rejected: r.Bool(23), hasResponse: r.Bool(24), trigger: r.Text(25), firstToken: r.IntPtr(26),
-		inputTokens: r.IntPtr(29), outputTokens: r.IntPtr(30), requestParams: r.Text(31), inputHash: r.IntPtr(32),
+		name: t.of(r, 4), kind: t.of(r, 5), service: t.of(r, 6), start: r.Int(7), end: r.Int(8),
+		status: t.of(r, 9), route: t.of(r, 11), method: t.of(r, 12), url: t.of(r, 13), model: t.of(r, 14),
+		genAIOperation: t.of(r, 15),
+		httpStatus:     r.IntPtr(16), grpcStatus: r.IntPtr(17), errorType: t.of(r, 18),
+		requestKey: r.Text(19), retryIndex: r.IntPtr(20), counterKind: t.of(r, 21), retryAfterS: r.FloatPtr(22),
+		rejected: r.Bool(23), hasResponse: r.Bool(24), trigger: t.of(r, 25), firstToken: r.IntPtr(26),
+		inputTokens: r.IntPtr(29), outputTokens: r.IntPtr(30), requestParams: t.of(r, 31), inputHash: r.IntPtr(32),
 		retryEvents: r.Ints(33),
-		serverEnd:   r.IntPtr(34), serverModel: r.Text(35), serverOutput: r.IntPtr(36), attemptMax: r.IntPtr(37),
+		serverEnd:   r.IntPtr(34), serverModel: t.of(r, 35), serverOutput: r.IntPtr(36), attemptMax: r.IntPtr(37),
 		serverStart: r.IntPtr(38), connStart: r.IntPtr(39), connEnd: r.IntPtr(40),
-		exhaustedReason: r.Text(41), deadlineMs: r.FloatPtr(42), lengthCut: r.Bool(43),
+		exhaustedReason: t.of(r, 41), deadlineMs: r.FloatPtr(42), lengthCut: r.Bool(43),
+		factRow: r.Int(44),
 	}
 	s.backoffs = backoffIntervals(c, i, 27, 28)
+	return s
+}
+
+// texts keeps one copy of each text that many spans repeat (names, kinds,
+// services, routes, models, statuses, request parameters): a span refers
+// to it instead of holding a copy of its own. At ten million spans the
+// attempts set aside for the cross-trace join held a quarter of their
+// memory in such copies. A reader fills its own; it stops taking new
+// texts at maxTexts, so texts that do not repeat cannot grow it without
+// bound.
+type texts map[string]string
+
+const maxTexts = 1 << 16
+
+// of is a KindText column's value, "" for NULL.
+func (t texts) of(r store.Row, col int) string {
+	b := r.TextBytes(col)
+	if s, ok := t[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(t) < maxTexts {
+		t[s] = s
+	}
 	return s
 }
 

@@ -259,14 +259,12 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	}
 	opt.step(3)
 	// The requests and their attempts are Go's second largest hold, used
-	// by Go alone from here: DuckDB's cache goes back before and after.
-	if err := st.DropCache(ctx); err != nil {
-		return nil, err
-	}
-	reqs, err := loadYieldRequests(ctx, st, opt.Window)
-	if err == nil {
-		err = st.DropCache(ctx)
-	}
+	// by Go alone from here.
+	var reqs []*yieldRequest
+	err = st.LoadAlone(ctx, func() (err error) {
+		reqs, err = loadYieldRequests(ctx, st, opt.Window)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("marginal yield: %w", err)
 	}

@@ -181,7 +181,8 @@ func loadYieldRequests(ctx context.Context, st *store.Store, win model.Window) (
 					reqs = make([]yieldRequest, 0, yieldBlock)
 				}
 				// Room for the attempts the request counts; more grow apart.
-				n, room := int(row.Int(6)), min(max(int(row.Int(6)), 0), yieldBlock)
+				n := int(row.Int(6))
+				room := min(max(n, 0), yieldBlock)
 				if room > cap(atts)-len(atts) {
 					atts = make([]yieldAttempt, 0, yieldBlock)
 				}

@@ -273,15 +273,14 @@ func ComputeMany(ctx context.Context, st *store.Store, specs []Spec) ([]Result, 
 		until = read.Until.UnixNano()
 	}
 	// The rows are the largest thing Go holds (at 10M spans 0.6 GB), and
-	// measuring them is Go's work alone: DuckDB's cache of the blocks the
-	// steps before and the rows' query read goes back before and after.
-	if err := st.DropCache(ctx); err != nil {
-		return nil, fmt.Errorf("segment: %w", err)
-	}
-	rows, values, nm, err := loadRows(ctx, st, &read, since, until, withBaseline)
-	if err == nil {
-		err = st.DropCache(ctx)
-	}
+	// measuring them is Go's work alone.
+	var rows []reqRow
+	var values []name
+	var nm *names
+	err := st.LoadAlone(ctx, func() (err error) {
+		rows, values, nm, err = loadRows(ctx, st, &read, since, until, withBaseline)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 
@@ -59,6 +60,23 @@ func TestDropCache(t *testing.T) {
 	}
 	if now := limit(); now != was {
 		t.Errorf("memory limit %s after DropCache, want %s", now, was)
+	}
+
+	// LoadAlone: what the load read goes back after it, and its error is
+	// returned as it is.
+	var sum int64
+	err = st.LoadAlone(ctx, func() error {
+		return st.Conn.QueryRowContext(ctx, `SELECT sum(length(s)) FROM big`).Scan(&sum)
+	})
+	if err != nil || sum != 2000000*32 {
+		t.Fatalf("LoadAlone read %d, %v; want %d", sum, err, 2000000*32)
+	}
+	if after := cachedBytes(t, st); after > before/10 {
+		t.Errorf("after LoadAlone DuckDB still holds %d of %d bytes of the table it read", after, before)
+	}
+	failed := errors.New("load failed")
+	if err := st.LoadAlone(ctx, func() error { return failed }); err != failed {
+		t.Errorf("LoadAlone with a failing load: %v, want %v", err, failed)
 	}
 
 	err = st.Tx(ctx, func() error {

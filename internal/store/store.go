@@ -597,6 +597,20 @@ func (s *Store) DropCache(ctx context.Context) error {
 	return err
 }
 
+// LoadAlone runs load, a read whose result Go then holds and works on
+// alone, with DuckDB's cache given back before it (what the steps before
+// read) and after it (what load read): Go's largest holds then stand
+// beside what DuckDB needs, not beside its cache.
+func (s *Store) LoadAlone(ctx context.Context, load func() error) error {
+	if err := s.DropCache(ctx); err != nil {
+		return err
+	}
+	if err := load(); err != nil {
+		return err
+	}
+	return s.DropCache(ctx)
+}
+
 // SetThreads changes DuckDB's number of threads and returns the number it
 // replaces, to be set back later.
 func (s *Store) SetThreads(ctx context.Context, n int) (int, error) {

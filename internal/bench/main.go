@@ -8,7 +8,8 @@
 //	go run ./internal/bench --spans 1000000,10000000 --formats proto
 //
 // Steps: R pdata decoding the dump on one core (GOMAXPROCS=1), the
-// reference; I `retryscope ingest` into a fresh database; D the first
+// reference; I `retryscope ingest` into a fresh database; S DuckDB storing
+// I's spans alone, the floor under I on this machine (store.go); D the first
 // derive on that database (requests and every baseline, as `report` logs
 // them); N a whole `retryscope run` (ingest, derive, Parquet, report) into
 // an empty database; P the pure-SQL route, DuckDB read_ndjson and unnest
@@ -43,6 +44,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "decode" {
 		os.Exit(runDecode(os.Args[2:], os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "store" {
+		os.Exit(runStore(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "sqlload" {
 		os.Exit(runSQLLoad(os.Args[2:], os.Stderr))
 	}
@@ -65,7 +69,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	spans := fs.String("spans", "1000000", "dump sizes in spans, comma-separated")
 	formats := fs.String("formats", "proto,json", "dump formats: proto (Collector 4-byte framing), json (OTLP/JSON lines)")
-	steps := fs.String("steps", "R,I,D,N,P", "steps to measure (R reference decode, I ingest, D derive, N nightly run, P pure-SQL load)")
+	steps := fs.String("steps", "R,I,S,D,N,P", "steps to measure (R reference decode, I ingest, S storing alone, D derive, N nightly run, P pure-SQL load)")
 	dir := fs.String("dir", filepath.Join(os.TempDir(), "retryscope-bench"), "where dumps, databases and the binary go")
 	out := fs.String("out", "", "also write the results to this file (default DIR/results.txt)")
 	seed := fs.Int64("seed", 11, "seed of the generated dumps")
@@ -111,6 +115,7 @@ type result struct {
 	spans   int64
 	step    string
 	seconds float64
+	cpu     float64 // user and system seconds; for S, the storing alone
 	rssMB   float64
 	note    string
 }
@@ -249,6 +254,14 @@ func measure(ctx context.Context, step, bin, self string, d dumpFiles, dir strin
 	case "I":
 		removeDB(db)
 		cmd = exec.CommandContext(ctx, bin, append([]string{"ingest", "-q", "--db", db}, d.parts...)...)
+	case "S":
+		if _, err := os.Stat(db); err != nil {
+			return r, fmt.Errorf("S needs the database I made: run I first")
+		}
+		copied := filepath.Join(dir, "bench-store-"+d.name+".duckdb")
+		removeDB(copied)
+		defer removeDB(copied)
+		cmd = exec.CommandContext(ctx, self, "store", db, copied)
 	case "D":
 		if _, err := os.Stat(db); err != nil {
 			return r, fmt.Errorf("D needs the database I made: run I first")
@@ -266,10 +279,10 @@ func measure(ctx context.Context, step, bin, self string, d dumpFiles, dir strin
 		removeDB(flat)
 		cmd = exec.CommandContext(ctx, self, append([]string{"sqlload", flat}, d.parts...)...)
 	default:
-		return r, fmt.Errorf("unknown step %q (want R, I, D, N or P)", step)
+		return r, fmt.Errorf("unknown step %q (want R, I, S, D, N or P)", step)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	t0 := time.Now()
 	err := cmd.Run()
 	r.seconds = time.Since(t0).Seconds()
@@ -278,13 +291,22 @@ func measure(ctx context.Context, step, bin, self string, d dumpFiles, dir strin
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.rssMB = float64(ru.Maxrss) / 1024
+		r.cpu = rusageSeconds(ru)
+	}
+	if step == "S" {
+		var scan, copied float64
+		if _, err := fmt.Sscanf(stdout.String(), "scan %g copy %g", &scan, &copied); err != nil {
+			return r, fmt.Errorf("store said %q: %v", stdout.String(), err)
+		}
+		r.cpu = max(copied-scan, 0)
+		r.note = fmt.Sprintf("copy %.2f CPU s, less %.2f CPU s reading", copied, scan)
 	}
 	if step == "D" {
 		derive, err := deriveSeconds(stderr.String())
 		if err != nil {
 			return r, err
 		}
-		r.note = fmt.Sprintf("process %.1f s", r.seconds)
+		r.note = fmt.Sprintf("process %.1f s (rebuild and baselines as logged)", r.seconds)
 		r.seconds = derive
 	}
 	return r, nil
@@ -320,7 +342,8 @@ func deriveSeconds(log string) (float64, error) {
 func report(w io.Writer, results []result) {
 	fmt.Fprintf(w, "retryscope bench, %s, %d CPUs\n\n", time.Now().UTC().Format(time.RFC3339), runtime.NumCPU())
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "dump\tspans\tstep\tseconds\tspans/s\tpeak RSS MB\tratio\t")
+	cores := runtime.NumCPU()
+	fmt.Fprintln(tw, "dump\tspans\tstep\tseconds\tCPU s\tspans/s\tpeak RSS MB\tratio\t")
 	for _, r := range results {
 		ratio := ""
 		switch r.step {
@@ -328,22 +351,29 @@ func report(w io.Writer, results []result) {
 			if ref := find(results, r.dump, "R"); ref != nil {
 				ratio = fmt.Sprintf("%s/R %.2f", r.step, r.seconds/ref.seconds)
 			}
+		case "S":
+			if ref := find(results, r.dump, "R"); ref != nil {
+				ratio = fmt.Sprintf("least I/R %.2f", r.cpu/float64(cores)/ref.seconds)
+			}
 		case "P":
 			if ing := find(results, r.dump, "I"); ing != nil {
 				ratio = fmt.Sprintf("P/I %.2f, RSS I/P %.2f", r.seconds/ing.seconds, ing.rssMB/r.rssMB)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%.0f\t%.0f\t%s\t\n", r.dump, r.spans, r.step, r.seconds,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%.2f\t%.0f\t%.0f\t%s\t\n", r.dump, r.spans, r.step, r.seconds, r.cpu,
 			float64(r.spans)/r.seconds, r.rssMB, ratio)
 	}
 	tw.Flush()
 	for _, r := range results {
 		if r.note != "" {
-			fmt.Fprintf(w, "%s %s: %s (rebuild and baselines as logged)\n", r.dump, r.step, r.note)
+			fmt.Fprintf(w, "%s %s: %s\n", r.dump, r.step, r.note)
 		}
 	}
 	fmt.Fprintln(w, "\nR: pdata decoding the dump on one core; I: ingest into a fresh database; D: the first derive;"+
-		"\nN: a whole nightly run into an empty database; P: DuckDB read_ndjson + unnest into a flat span table.")
+		"\nN: a whole nightly run into an empty database; P: DuckDB read_ndjson + unnest into a flat span table;"+
+		"\nS: DuckDB storing I's spans alone (copying them into a fresh database on one thread, the reading taken off):"+
+		fmt.Sprintf("\nits CPU seconds over %d cores are the least time any ingest into DuckDB takes here, decoding free,", cores)+
+		"\nand that over R the least I/R (seconds are wall time; CPU s are user and system time).")
 }
 
 func find(results []result, dump, step string) *result {

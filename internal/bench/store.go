@@ -14,7 +14,8 @@ import (
 // into a fresh database, on one thread, with no decoding and no Go in the
 // way. What it costs in CPU is a floor under any ingest into DuckDB: on C
 // cores, an ingest cannot take less than S/C seconds even if decoding cost
-// nothing, so the bench prints S/(C·R) as the least I/R this machine allows.
+// nothing, so the bench prints S/(C·R) as the least I/R this machine
+// allows, and (S+R)/(C·R) for a decoder as costly as pdata's.
 //
 // The copy reads the stored spans too; that reading is measured on its own
 // first (hashing every row, which costs more than the copy's own reading)

@@ -26,47 +26,58 @@ const (
 )
 
 // runStore is step S: bench store SRC DST. It prints the CPU seconds of
-// the reading and of the copy, as "scan S copy C".
+// the reading and of the copy, as "scan S copy C". DST must be new; it is
+// removed again when the copy fails.
 func runStore(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 2 {
 		fmt.Fprintln(stderr, "usage: bench store SRC DST (SRC: a database ingest made; DST: a new file)")
 		return 2
 	}
-	if _, err := os.Stat(args[1]); err == nil {
-		fmt.Fprintf(stderr, "store: %s exists: give a new file to copy into\n", args[1])
+	src, dst := args[0], args[1]
+	if _, err := os.Stat(src); err != nil {
+		fmt.Fprintf(stderr, "store: %v: give a database ingest made\n", err)
 		return 2
 	}
-	db, err := sql.Open("duckdb", args[1])
+	if _, err := os.Stat(dst); err == nil {
+		fmt.Fprintf(stderr, "store: %s exists: give a new file to copy into\n", dst)
+		return 2
+	}
+	scan, copied, err := storeCopyCPU(src, dst)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		removeDB(dst)
+		fmt.Fprintf(stderr, "store: %v\n", err)
 		return 1
+	}
+	fmt.Fprintf(stdout, "scan %.3f copy %.3f\n", scan, copied)
+	return 0
+}
+
+// storeCopyCPU copies src's spans into dst and returns the CPU seconds of
+// reading them alone and of the copy.
+func storeCopyCPU(src, dst string) (scan, copied float64, err error) {
+	db, err := sql.Open("duckdb", dst)
+	if err != nil {
+		return 0, 0, err
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	steps := []string{"SET threads = 1", "ATTACH '" + strings.ReplaceAll(args[0], "'", "''") + "' AS src (READ_ONLY)"}
-	for _, q := range steps {
+	for _, q := range []string{"SET threads = 1", "ATTACH '" + strings.ReplaceAll(src, "'", "''") + "' AS src (READ_ONLY)"} {
 		if _, err := db.Exec(q); err != nil {
-			fmt.Fprintf(stderr, "store: %s: %v\n", q, err)
-			return 1
+			return 0, 0, fmt.Errorf("%s: %w", q, err)
 		}
 	}
-	var cpu [3]float64
-	cpu[0] = cpuSeconds()
+	t0 := cpuSeconds()
 	var n int64
 	if err := db.QueryRow(storeScan).Scan(&n); err != nil {
-		fmt.Fprintf(stderr, "store: reading %s: %v\n", args[0], err)
-		return 1
+		return 0, 0, fmt.Errorf("reading the spans of %s: %w", src, err)
 	}
-	cpu[1] = cpuSeconds()
+	t1 := cpuSeconds()
 	for _, q := range []string{storeCopy, "CHECKPOINT"} {
 		if _, err := db.Exec(q); err != nil {
-			fmt.Fprintf(stderr, "store: %s: %v\n", q, err)
-			return 1
+			return 0, 0, fmt.Errorf("%s: %w", q, err)
 		}
 	}
-	cpu[2] = cpuSeconds()
-	fmt.Fprintf(stdout, "scan %.3f copy %.3f\n", cpu[1]-cpu[0], cpu[2]-cpu[1])
-	return 0
+	return t1 - t0, cpuSeconds() - t1, nil
 }
 
 // cpuSeconds is the user and system time this process has used so far,

@@ -3,6 +3,7 @@ package main
 import (
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -50,6 +51,38 @@ func TestStoreCopiesTheSpans(t *testing.T) {
 	stderr.Reset()
 	if rc := runStore([]string{src, dst}, &stdout, &stderr); rc != 2 || !strings.Contains(stderr.String(), "exists") {
 		t.Errorf("store into an existing file: rc %d, %q", rc, stderr.String())
+	}
+}
+
+// A source that is missing, or holds no spans, is refused by name, and
+// the new file is not left behind to block the next try.
+func TestStoreBadSource(t *testing.T) {
+	dir := t.TempDir()
+	noSpans := filepath.Join(dir, "empty.duckdb")
+	db, err := sql.Open("duckdb", noSpans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE other (x INT)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, c := range []struct {
+		src, want string
+		rc        int
+	}{
+		{filepath.Join(dir, "missing.duckdb"), "missing.duckdb", 2},
+		{noSpans, "spans", 1},
+	} {
+		dst := filepath.Join(dir, "dst.duckdb")
+		var stdout, stderr strings.Builder
+		rc := runStore([]string{c.src, dst}, &stdout, &stderr)
+		if rc != c.rc || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("store from %s: rc %d, %q; want rc %d naming %q", c.src, rc, stderr.String(), c.rc, c.want)
+		}
+		if _, err := os.Stat(dst); err == nil {
+			t.Errorf("store from %s left %s behind", c.src, dst)
+		}
 	}
 }
 

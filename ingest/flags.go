@@ -2,38 +2,37 @@ package ingest
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/retryscope/retryscope/internal/flagval"
 )
 
+// MaxSpanDurationLimit is the largest --max-span-duration: a span longer
+// than a year is a broken clock, not a request.
+const MaxSpanDurationLimit = 366 * 24 * time.Hour
+
+// MaxExpansionLimit is the largest --max-expansion ratio; zstd's best
+// ratio on real traces is far below it, and more switches the bound off.
+const MaxExpansionLimit = 1 << 20
+
 // RegisterFlags adds to fs the flags that bound what one input may cost,
-// defaulting to l's values (sizes in MiB). Call the returned func after
-// fs.Parse: it sets l from them and refuses a limit that would switch a
-// bound off.
+// defaulting to l's values (sizes in MiB). Each flag refuses a value out
+// of its range while fs is parsed; call the returned func after fs.Parse
+// to set l from them.
 func (l *Limits) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 	*l = l.withDefaults()
-	recordMiB, docMiB := l.MaxRecordBytes>>20, l.MaxDocumentBytes>>20
-	fs.DurationVar(&l.MaxDuration, "max-span-duration", l.MaxDuration, "longest believable span; longer ones are quarantined")
-	fs.Int64Var(&recordMiB, "max-record-mib", recordMiB,
+	var recordMiB, docMiB, expansion int
+	fs.Var(flagval.NewDuration(&l.MaxDuration, l.MaxDuration, time.Second, MaxSpanDurationLimit), "max-span-duration", "longest believable span; longer ones are quarantined")
+	fs.Var(flagval.NewInt(&recordMiB, int(l.MaxRecordBytes>>20), 1, MaxRecordBytes>>20), "max-record-mib",
 		fmt.Sprintf("largest record (a JSON line, a framed or raw protobuf message), in MiB, at most %d; larger ones are rejected (record_too_large)", MaxRecordBytes>>20))
-	fs.Int64Var(&docMiB, "max-document-mib", docMiB,
+	fs.Var(flagval.NewInt(&docMiB, int(l.MaxDocumentBytes>>20), 1, MaxRecordBytes>>20), "max-document-mib",
 		"largest multi-line (pretty-printed) JSON document, in MiB without whitespace; larger ones are rejected (document_too_large)")
-	fs.Int64Var(&l.MaxExpansion, "max-expansion", l.MaxExpansion,
+	fs.Var(flagval.NewInt(&expansion, int(l.MaxExpansion), 1, MaxExpansionLimit), "max-expansion",
 		fmt.Sprintf("most bytes a gzip or zstd file may expand to per compressed byte, beyond its first %d MiB; the rest of a file that expands more is rejected (expansion_limit)", l.ExpansionFloor>>20))
 	return func() error {
-		l.MaxRecordBytes, l.MaxDocumentBytes = recordMiB<<20, docMiB<<20
-		switch {
-		case l.MaxDuration <= 0:
-			return fmt.Errorf("--max-span-duration %s: want a positive duration", l.MaxDuration)
-		case recordMiB <= 0 || recordMiB > MaxRecordBytes>>20:
-			return fmt.Errorf("--max-record-mib %d: want 1 to %d", recordMiB, MaxRecordBytes>>20)
-		case docMiB <= 0:
-			return fmt.Errorf("--max-document-mib %d: want a positive number of MiB", docMiB)
-		case docMiB > MaxRecordBytes>>20:
-			return fmt.Errorf("--max-document-mib %d: at most %d (the record limit)", docMiB, MaxRecordBytes>>20)
-		case l.MaxExpansion <= 0:
-			return fmt.Errorf("--max-expansion %d: want a positive ratio", l.MaxExpansion)
-		}
+		l.MaxRecordBytes, l.MaxDocumentBytes, l.MaxExpansion = int64(recordMiB)<<20, int64(docMiB)<<20, int64(expansion)
 		return nil
 	}
 }

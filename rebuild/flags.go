@@ -8,7 +8,14 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/retryscope/retryscope/internal/flagval"
+	"github.com/retryscope/retryscope/model"
 )
+
+// MaxSplitWindow is the longest --split-window: no client waits a day
+// before it retries.
+const MaxSplitWindow = 24 * time.Hour
 
 // Flags are the command-line flags that name what the rebuild cannot
 // guess (see Keys), shared by the commands that rebuild.
@@ -27,7 +34,7 @@ func (r *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&r.keys.FirstToken, "first-token-event", nil, "span event marking a stream's first token, beside gen_ai.first_token (repeatable)")
 	fs.StringSliceVar(&r.keys.Route, "route-key", nil, "attribute naming where an attempt went, tried before server.address (repeatable)")
 	fs.StringSliceVar(&r.keys.Model, "model-key", nil, "attribute naming the requested model, tried before gen_ai.request.model (repeatable)")
-	fs.DurationVar(&r.splitWindow, "split-window", DefaultSplitWindow, "longest gap after a failed attempt for a call in another trace to count as its retry")
+	fs.Var(flagval.NewDuration(&r.splitWindow, DefaultSplitWindow, time.Millisecond, MaxSplitWindow), "split-window", "longest gap after a failed attempt for a call in another trace to count as its retry")
 	fs.StringVar(&r.config, "config", "", "JSON file with request_id_keys, attempt_keys, first_token_events, route_keys, model_keys, split_window (flags add to it)")
 }
 
@@ -61,8 +68,8 @@ func (r *Flags) Options() (Options, error) {
 	k.Route = append(k.Route, cfg.Route...)
 	k.Model = append(k.Model, cfg.Model...)
 	if cfg.SplitWindow != "" && !r.fs.Changed("split-window") {
-		if opt.SplitWindow, err = time.ParseDuration(cfg.SplitWindow); err != nil || opt.SplitWindow <= 0 {
-			return opt, fmt.Errorf("--config %s: split_window %q is not a positive duration such as 20s", r.config, cfg.SplitWindow)
+		if opt.SplitWindow, err = model.ParseDuration(cfg.SplitWindow); err != nil || opt.SplitWindow < time.Millisecond || opt.SplitWindow > MaxSplitWindow {
+			return opt, fmt.Errorf("--config %s: split_window %q is not a duration from 1ms to %s such as 20s", r.config, cfg.SplitWindow, model.FormatDuration(MaxSplitWindow))
 		}
 	}
 	return opt, nil

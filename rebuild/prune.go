@@ -55,21 +55,34 @@ func pending(ctx context.Context, st *store.Store) (bool, error) {
 	return n > 0, err
 }
 
+// KeepRange is what --keep accepts: less than an hour is a typo for
+// days (30s for 30d) that would delete nearly everything, and more than a
+// century keeps everything anyway.
+var KeepRange = [2]time.Duration{time.Hour, 36500 * 24 * time.Hour}
+
 // KeepCutoff is the start (Unix ns) before which --keep KEEP drops data,
 // counted back from --now NOW (RFC 3339; "" for clock); 0 without KEEP.
+// A cutoff before 1970 is 1: nothing stored is older.
 func KeepCutoff(keep, now string, clock time.Time) (int64, error) {
 	if keep == "" {
+		if now != "" {
+			return 0, fmt.Errorf("--now needs --keep (it is the time --keep counts back from)")
+		}
 		return 0, nil
 	}
-	age, ok := model.ParseSpan(keep)
-	if !ok {
-		return 0, fmt.Errorf("--keep %q: want a span like 30d, 36h or 90m", keep)
+	age, err := model.ParseDuration(keep)
+	if err != nil || age < KeepRange[0] || age > KeepRange[1] {
+		return 0, fmt.Errorf("--keep %q: want a span from %s to %s, like 30d, 36h or 90m", keep,
+			model.FormatDuration(KeepRange[0]), model.FormatDuration(KeepRange[1]))
 	}
-	var err error
 	if now != "" {
 		if clock, err = time.Parse(time.RFC3339, now); err != nil {
 			return 0, fmt.Errorf("--now: %v", err)
 		}
 	}
-	return clock.Add(-age).UnixNano(), nil
+	// UnixNano is defined from 1678 to 2262 only.
+	if !model.InNanoRange(clock) {
+		return 0, fmt.Errorf("--now %s: want a time from 1970 to 2262", clock.Format(time.RFC3339))
+	}
+	return max(clock.Add(-age).UnixNano(), 1), nil
 }

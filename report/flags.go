@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,9 +15,19 @@ import (
 
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/internal/crashpoint"
+	"github.com/retryscope/retryscope/internal/flagval"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/segment"
+)
+
+// The largest values of the report's number flags: beyond them a value is
+// a typo, not a setting. A cohort of a billion requests pools everything;
+// no ceiling keeps a p99 of a day or a hundred attempts per request.
+const (
+	MaxMinCohort           = 1_000_000_000
+	MaxP99Budget           = 24 * time.Hour
+	MaxAmplificationBudget = 100
 )
 
 // Flags are the command-line flags that choose what a report shows and
@@ -61,7 +70,7 @@ func (r *Flags) Register(fs *pflag.FlagSet, outputFlag string) {
 	fs.StringVar(&r.bucket, "bucket", "1h", "width of the time dimension (e.g. 15m, 1h, 1d)")
 	fs.BoolVar(&r.ci, "ci", false, "add seeded bootstrap 95% confidence intervals to p95/p99 and added latency")
 	fs.BoolVar(&r.findings, "findings", false, "print only the findings: what to change in the retry policy, most costly first")
-	fs.IntVar(&r.minCohort, "min-cohort", segment.DefaultMinCohort, "segments with fewer requests are pooled into (other)")
+	fs.Var(flagval.NewInt(&r.minCohort, segment.DefaultMinCohort, 1, MaxMinCohort), "min-cohort", "segments with fewer requests are pooled into (other)")
 	fs.StringVar(&r.sortBy, "sort", "retried_p99", "segment order: retried_p99, amplification, requests or key")
 	fs.StringVar(&r.p99Budget, "p99-budget", "none", "p99 latency the marginal yield's attempt ceiling keeps to (e.g. 2s, 800ms), or none")
 	fs.StringVar(&r.ampBudget, "amplification-budget", "none", "attempts per request the attempt ceiling keeps to (e.g. 1.2), or none")
@@ -105,8 +114,8 @@ func (r *Flags) Check() error {
 		if t.val == "" {
 			continue
 		}
-		if *t.dst, err = parseTime(t.val); err != nil {
-			return fmt.Errorf("--%s %q: want a time like 2026-11-29T06:00:00Z or a day like 2026-11-29", t.flag, t.val)
+		if *t.dst, err = parseTime(t.val); err != nil || !model.InNanoRange(*t.dst) {
+			return fmt.Errorf("--%s %q: want a time from 1970 to 2262 like 2026-11-29T06:00:00Z or a day like 2026-11-29", t.flag, t.val)
 		}
 	}
 	if !spec.Since.IsZero() && !spec.Until.IsZero() && !spec.Until.After(spec.Since) {
@@ -138,17 +147,17 @@ func (r *Flags) Check() error {
 func (r *Flags) checkBudgets() error {
 	b := &r.opt.YieldBudget
 	if r.p99Budget != "none" && r.p99Budget != "" {
-		d, err := time.ParseDuration(r.p99Budget)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("--p99-budget %q: want a duration like 2s or 800ms, or none", r.p99Budget)
+		d, err := model.ParseDuration(r.p99Budget)
+		if err != nil || d < time.Millisecond || d > MaxP99Budget {
+			return fmt.Errorf("--p99-budget %q: want a duration from 1ms to %s like 2s or 800ms, or none", r.p99Budget, model.FormatDuration(MaxP99Budget))
 		}
 		ms := float64(d) / 1e6
 		b.P99Ms = &ms
 	}
 	if r.ampBudget != "none" && r.ampBudget != "" {
 		x, err := strconv.ParseFloat(r.ampBudget, 64)
-		if err != nil || !(x >= 1) || math.IsInf(x, 1) {
-			return fmt.Errorf("--amplification-budget %q: want attempts per request, at least 1, or none", r.ampBudget)
+		if err != nil || !(x >= 1) || x > MaxAmplificationBudget {
+			return fmt.Errorf("--amplification-budget %q: want attempts per request from 1 to %d, or none", r.ampBudget, MaxAmplificationBudget)
 		}
 		b.Amplification = &x
 	}

@@ -249,12 +249,15 @@ func (d Dim) validate() error {
 	return nil
 }
 
+// MaxWidth is the widest time bucket: a year.
+const MaxWidth = 366 * 24 * time.Hour
+
 // ParseWidth reads a time bucket width: a Go duration ("15m", "1h") or a
 // whole number of days ("1d", "7d").
 func ParseWidth(s string) (time.Duration, error) {
 	w, ok := model.ParseSpan(s)
-	if !ok || w < time.Millisecond {
-		return 0, fmt.Errorf("bad bucket width %q (want e.g. 15m, 1h, 1d)", strings.TrimSpace(s))
+	if !ok || w < time.Millisecond || w > MaxWidth {
+		return 0, fmt.Errorf("bad bucket width %q (want 1ms to %s, e.g. 15m, 1h, 1d)", strings.TrimSpace(s), model.FormatDuration(MaxWidth))
 	}
 	return w, nil
 }

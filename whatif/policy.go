@@ -88,11 +88,11 @@ func ParseBackoff(s string) (layer string, b *Backoff, err error) {
 	if !slices.Contains(BackoffKinds, b.Kind) {
 		return "", nil, fmt.Errorf("backoff %q: unknown kind %q (want %s)", s, b.Kind, strings.Join(BackoffKinds, ", "))
 	}
-	if b.Base, err = time.ParseDuration(parts[1]); err != nil || b.Base < 0 {
-		return "", nil, fmt.Errorf("backoff %q: the base must be a duration of at least 0, e.g. 200ms", s)
+	if b.Base, err = model.ParseDuration(parts[1]); err != nil || b.Base < 0 || b.Base > MaxWait {
+		return "", nil, fmt.Errorf("backoff %q: the base must be a duration of at least 0 and at most %s, e.g. 200ms", s, model.FormatDuration(MaxWait))
 	}
-	if b.Cap, err = time.ParseDuration(parts[2]); err != nil || b.Cap < b.Base {
-		return "", nil, fmt.Errorf("backoff %q: the cap must be a duration of at least the base, e.g. 8s", s)
+	if b.Cap, err = model.ParseDuration(parts[2]); err != nil || b.Cap < b.Base || b.Cap > MaxWait {
+		return "", nil, fmt.Errorf("backoff %q: the cap must be a duration of at least the base and at most %s, e.g. 8s", s, model.FormatDuration(MaxWait))
 	}
 	return layer, b, nil
 }
@@ -100,17 +100,17 @@ func ParseBackoff(s string) (layer string, b *Backoff, err error) {
 // ParsePerTaskBudget reads --per-task-budget N.
 func ParsePerTaskBudget(s string) (int, error) {
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("per-task budget %q: want a whole number of retries, at least 1 (for none, --max-attempts 1)", s)
+	if err != nil || n < 1 || n > MaxPerTaskBudget {
+		return 0, fmt.Errorf("per-task budget %q: want a whole number of retries from 1 to %d (for none, --max-attempts 1)", s, MaxPerTaskBudget)
 	}
 	return n, nil
 }
 
 // ParseDeadline reads --deadline D, e.g. "5s".
 func ParseDeadline(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("deadline %q: want a duration above 0, e.g. 5s", s)
+	d, err := model.ParseDuration(s)
+	if err != nil || d <= 0 || d > MaxWait {
+		return 0, fmt.Errorf("deadline %q: want a duration above 0, at most %s, e.g. 5s", s, model.FormatDuration(MaxWait))
 	}
 	return d, nil
 }
@@ -126,6 +126,15 @@ type Budget struct {
 // DefaultBudget is the window and floor a budget has when only its ratio is
 // given (the same as gen's --retry-budget).
 var DefaultBudget = Budget{Window: 10 * time.Second, Floor: 5}
+
+// The largest values the policy's flags take: beyond them a value is a
+// typo. No deadline, backoff or budget window is longer than a day.
+const (
+	MaxWait          = 24 * time.Hour
+	MaxPerTaskBudget = 1_000_000
+	MaxBudgetRatio   = 1000
+	MaxBudgetFloor   = 1_000_000_000
+)
 
 // MaxAttemptsLimit is the highest cap a replay takes: every request may
 // draw that many attempts, and no client retries a call a hundred times.
@@ -164,15 +173,15 @@ func ParseBudget(s string) (*Budget, error) {
 		return nil, fmt.Errorf("retry budget %q: want RATIO or RATIO,WINDOW,FLOOR", s)
 	}
 	var err error
-	if b.Ratio, err = strconv.ParseFloat(parts[0], 64); err != nil || !finite(b.Ratio) || b.Ratio < 0 {
-		return nil, fmt.Errorf("retry budget %q: the ratio must be a number of at least 0", s)
+	if b.Ratio, err = strconv.ParseFloat(parts[0], 64); err != nil || !finite(b.Ratio) || b.Ratio < 0 || b.Ratio > MaxBudgetRatio {
+		return nil, fmt.Errorf("retry budget %q: the ratio must be a number from 0 to %d", s, MaxBudgetRatio)
 	}
 	if len(parts) == 3 {
-		if b.Window, err = time.ParseDuration(parts[1]); err != nil || b.Window <= 0 {
-			return nil, fmt.Errorf("retry budget %q: the window must be a duration above 0, e.g. 10s", s)
+		if b.Window, err = model.ParseDuration(parts[1]); err != nil || b.Window < time.Millisecond || b.Window > MaxWait {
+			return nil, fmt.Errorf("retry budget %q: the window must be a duration from 1ms to %s, e.g. 10s", s, model.FormatDuration(MaxWait))
 		}
-		if b.Floor, err = strconv.ParseFloat(parts[2], 64); err != nil || !finite(b.Floor) || b.Floor < 0 {
-			return nil, fmt.Errorf("retry budget %q: the floor must be a number of at least 0", s)
+		if b.Floor, err = strconv.ParseFloat(parts[2], 64); err != nil || !finite(b.Floor) || b.Floor < 0 || b.Floor > MaxBudgetFloor {
+			return nil, fmt.Errorf("retry budget %q: the floor must be a number from 0 to %d", s, MaxBudgetFloor)
 		}
 	}
 	return &b, nil

@@ -39,6 +39,9 @@ func runExport(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return &usageError{"export", err}
 	}
+	if err := db.check("export"); err != nil {
+		return err
+	}
 	st, err := pipeline.OpenDerived(ctx, db.path, db.open, rbOpt, e.stderr)
 	if err != nil {
 		return err

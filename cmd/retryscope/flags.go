@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/retryscope/retryscope/internal/flagval"
 	"github.com/retryscope/retryscope/internal/store"
 )
 
@@ -65,8 +66,17 @@ type dbFlags struct {
 func (d *dbFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&d.path, "db", defaultDB, "DuckDB database file, created if missing")
 	fs.StringVar(&d.memoryLimit, "memory-limit", "", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk (default: "+ingestMemoryLimit+" while ingesting, "+defaultMemoryLimit+" for the rest)")
-	fs.IntVar(&d.threads, "threads", 0, "DuckDB worker threads (default: one while ingesting, one per CPU for the rest)")
+	fs.Var(flagval.NewInt(&d.threads, 0, 1, store.MaxThreads).OrZero("the default"), "threads", "DuckDB worker threads (default: one while ingesting, one per CPU for the rest)")
 	fs.BoolVar(&d.wait, "wait", false, "if another run holds the database, wait for it instead of failing")
+}
+
+// check refuses a database name, memory limit or thread count DuckDB
+// would not take, as a usage error of cmd, before anything is opened.
+func (d *dbFlags) check(cmd string) error {
+	if err := store.CheckOptions(d.path, store.Options{MemoryLimit: d.memoryLimit, Threads: d.threads}); err != nil {
+		return &usageError{cmd, err}
+	}
+	return nil
 }
 
 // open opens the database; with --wait it waits while another process

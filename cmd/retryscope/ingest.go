@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 
 	"github.com/retryscope/retryscope/ingest"
+	"github.com/retryscope/retryscope/internal/flagval"
 	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/store"
 )
@@ -33,6 +34,9 @@ const ingestExamples = `
   zcat traces.json.gz | retryscope ingest -
 `
 
+// maxWorkers is the most decoding goroutines --workers takes.
+const maxWorkers = 1024
+
 // runIngest is "retryscope ingest".
 func runIngest(ctx context.Context, e env, args []string) error {
 	fs := newFlags("ingest", "ingest [--db FILE] PATH...", ingestExamples)
@@ -40,7 +44,8 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	db.register(fs)
 	var lim ingest.Limits
 	checkLimits := lim.RegisterFlags(fs)
-	workers := fs.Int("workers", 0, "decoding goroutines (default: one per CPU)")
+	var workers int
+	fs.Var(flagval.NewInt(&workers, 0, 1, maxWorkers).OrZero("one per CPU"), "workers", "decoding goroutines (default: one per CPU)")
 	quiet := fs.BoolP("quiet", "q", false, "print only rejections and the summary, not a line per file")
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return err
@@ -51,6 +56,9 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	if err := checkLimits(); err != nil {
 		return &usageError{"ingest", err}
 	}
+	if err := db.check("ingest"); err != nil {
+		return err
+	}
 	st, err := db.open(ctx, e.stderr)
 	if err != nil {
 		return err
@@ -59,7 +67,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 
 	sum, err := ingestPaths(ctx, st, db, fs.Args(), e, ingest.Options{
 		Limits:  lim,
-		Workers: *workers,
+		Workers: workers,
 		Exclude: []string{db.path, db.path + ".wal", db.path + ".tmp"},
 		Quiet:   *quiet,
 	})

@@ -47,6 +47,9 @@ func runReport(ctx context.Context, e env, args []string) error {
 	if err := out.Check(); err != nil {
 		return &usageError{"report", err}
 	}
+	if err := db.check("report"); err != nil {
+		return err
+	}
 	rbOpt, err := rb.Options()
 	if err != nil {
 		return &usageError{"report", err}

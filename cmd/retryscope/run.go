@@ -52,6 +52,9 @@ func runRun(ctx context.Context, e env, args []string) error {
 	if err := checkLimits(); err != nil {
 		return &usageError{"run", err}
 	}
+	if err := db.check("run"); err != nil {
+		return err
+	}
 	rbOpt, err := rb.Options()
 	if err != nil {
 		return &usageError{"run", err}

@@ -22,6 +22,9 @@ func runWhatif(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return &usageError{"whatif", err}
 	}
+	if err := db.check("whatif"); err != nil {
+		return err
+	}
 	st, err := pipeline.OpenDerived(ctx, db.path, db.open, rbOpt, e.stderr)
 	if err != nil {
 		return fmt.Errorf("whatif: %w", err)

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -118,7 +119,7 @@ func ParseFaults(s string) (FaultMix, error) {
 			return f, fmt.Errorf("fault %q: want key=rate", item)
 		}
 		rate, err := strconv.ParseFloat(value, 64)
-		if err != nil || rate < 0 || rate > 1 {
+		if err != nil || !(rate >= 0 && rate <= 1) {
 			return f, fmt.Errorf("fault %q: rate must be a number from 0 to 1", item)
 		}
 		switch key {
@@ -143,7 +144,7 @@ func ParseFaults(s string) (FaultMix, error) {
 
 func (f FaultMix) validate() error {
 	for _, v := range []float64{f.RateLimited, f.ServerError, f.Reset, f.Timeout, f.ClientError, f.Reject} {
-		if v < 0 || v > 1 {
+		if !isShare(v) {
 			return fmt.Errorf("fault rates must be from 0 to 1")
 		}
 	}
@@ -313,7 +314,34 @@ func DefaultConfig() Config {
 }
 
 // isShare reports whether v is a share, from 0 to 1 (NaN is not).
+// isShare is false for NaN too.
 func isShare(v float64) bool { return v >= 0 && v <= 1 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// The largest values gen's flags take. A run holds every trace in memory
+// before it writes them, about a kilobyte per span: ten million requests
+// are some 30 million spans, as big a run as a machine that ingests them
+// should generate at once.
+const (
+	MaxRequests     = 10_000_000
+	MinRate         = 0.001
+	MaxRate         = 1_000_000
+	MaxServices     = 99
+	MaxAttempts     = 100
+	MaxBudget       = 1000
+	MaxSplitWorkers = 1000
+	MaxBatchSpans   = 1_000_000
+	// MaxWait bounds every duration: backoffs, hedge delays, deadlines
+	// and flight buckets are at most a day.
+	MaxWait = 24 * time.Hour
+	// MaxRunDays is the longest run --requests/--rate may ask for, so
+	// that every start time stays a nanosecond count.
+	MaxRunDays = 366
+	// MaxFlightBuckets is the most --flight-bucket buckets one run may
+	// count; the run's length over the bucket width must stay under it.
+	MaxFlightBuckets = 1_000_000
+)
 
 // normalized fills unset fields with defaults and rejects impossible values.
 func (c Config) normalized() (Config, error) {
@@ -325,6 +353,9 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.Rate <= 0 {
 		c.Rate = 20
+	}
+	if !finite(c.Rate) || c.Requests > MaxRequests || float64(c.Requests)/c.Rate > MaxRunDays*86400 {
+		return c, fmt.Errorf("requests must be at most %d and requests/rate (the run's length) at most %d days", MaxRequests, MaxRunDays)
 	}
 	if c.BatchSpans <= 0 {
 		c.BatchSpans = 500
@@ -355,6 +386,15 @@ func (c Config) normalized() (Config, error) {
 	if c.FlightBucket < 0 {
 		return c, fmt.Errorf("flight bucket must be at least 0 (0: none)")
 	}
+	if c.FlightBucket > 0 {
+		// The run lasts about requests/rate; the slowest requests add to
+		// it, so twice that, and a minute, bound the buckets it fills.
+		runNs := 2*float64(c.Requests)/c.Rate*1e9 + 60e9
+		if runNs/float64(c.FlightBucket) > MaxFlightBuckets {
+			return c, fmt.Errorf("flight bucket %s is too narrow for a run of about %s: at most %d buckets (try %s)",
+				c.FlightBucket, time.Duration(runNs/2).Round(time.Second), MaxFlightBuckets, time.Duration(runNs/MaxFlightBuckets).Round(time.Millisecond)+time.Millisecond)
+		}
+	}
 	if c.SplitWorkers < 0 || c.SplitWorkers > 1000 {
 		return c, fmt.Errorf("split workers must be from 0 to 1000")
 	}
@@ -380,7 +420,7 @@ func (c Config) normalized() (Config, error) {
 	if p.HedgeDelay <= 0 {
 		p.HedgeDelay = 120 * time.Millisecond
 	}
-	if !isShare(p.NaiveShare) || !(p.Budget >= 0) {
+	if !isShare(p.NaiveShare) || !(p.Budget >= 0 && p.Budget <= MaxBudget) {
 		return c, fmt.Errorf("naive share must be from 0 to 1 and budget at least 0")
 	}
 	if p.Kind == PolicyNone {

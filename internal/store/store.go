@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -80,18 +81,12 @@ func (s *Store) Tx(ctx context.Context, f func() error) error {
 // schema up to date. The path is a file name, taken literally: nothing in
 // it reaches DuckDB's settings. The settings in opt are checked, then set.
 func Open(ctx context.Context, path string, opt Options) (*Store, error) {
-	if err := checkPath(path); err != nil {
+	if err := CheckOptions(path, opt); err != nil {
 		return nil, err
 	}
 	var settings []string
 	if opt.MemoryLimit != "" {
-		if !memoryLimitPattern.MatchString(opt.MemoryLimit) {
-			return nil, fmt.Errorf("memory limit %q: want a size such as 512MB or 4GB", opt.MemoryLimit)
-		}
 		settings = append(settings, fmt.Sprintf("SET memory_limit = '%s'", opt.MemoryLimit))
-	}
-	if opt.Threads < 0 {
-		return nil, fmt.Errorf("threads %d: want a positive number", opt.Threads)
 	}
 	if opt.Threads > 0 {
 		settings = append(settings, fmt.Sprintf("SET threads = %d", opt.Threads))
@@ -138,6 +133,49 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("clean up an interrupted ingest in %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// MaxThreads is the most DuckDB threads Options takes.
+const MaxThreads = 1024
+
+// The memory limits Options takes: DuckDB cannot run a query in less
+// than a few MiB, and no machine has a petabyte.
+const (
+	minMemoryLimit = 8 << 20
+	maxMemoryLimit = 1 << 50
+)
+
+// CheckOptions is what Open checks before it touches the file: the path
+// (see checkPath), the memory limit and the threads.
+func CheckOptions(path string, opt Options) error {
+	if err := checkPath(path); err != nil {
+		return err
+	}
+	if opt.MemoryLimit != "" {
+		n, ok := parseSize(opt.MemoryLimit)
+		if !ok || n < minMemoryLimit || n > maxMemoryLimit {
+			return fmt.Errorf("memory limit %q: want a size from 8MB to 1PB such as 512MB or 4GB (units B, KB, MB, GB, TB or KiB, MiB, GiB, TiB)", opt.MemoryLimit)
+		}
+	}
+	if opt.Threads < 0 || opt.Threads > MaxThreads {
+		return fmt.Errorf("threads %d: want a number from 1 to %d, or 0 for the default", opt.Threads, MaxThreads)
+	}
+	return nil
+}
+
+// parseSize reads a size as DuckDB's memory_limit takes it ("512MB",
+// "1.5 GiB") in bytes.
+func parseSize(s string) (float64, bool) {
+	m := memoryLimitPattern.FindStringSubmatch(s)
+	if m == nil {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0, false
+	}
+	unit := map[string]float64{"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}[m[2]]
+	return v * unit, true
 }
 
 // checkPath refuses the names DuckDB's driver would not take as a file
@@ -625,7 +663,7 @@ func (s *Store) SetThreads(ctx context.Context, n int) (int, error) {
 	return prev, err
 }
 
-var memoryLimitPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)? ?([KMGT]i?B|B)$`)
+var memoryLimitPattern = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?) ?([KMGT]i?B|B)$`)
 
 // BaselinesComputed reports whether baselines have been computed, which
 // baseline_state records with its one row.

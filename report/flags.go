@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/retryscope/retryscope/baseline"
+	"github.com/retryscope/retryscope/internal/atomicfile"
 	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/flagval"
 	"github.com/retryscope/retryscope/internal/store"
@@ -201,26 +201,28 @@ func (r *Flags) Write(ctx context.Context, st *store.Store, stdout io.Writer, so
 	if r.output == "" || r.output == "-" {
 		return r.render(ctx, st, stdout)
 	}
-	tmp := r.output + ".tmp"
-	f, err := os.Create(tmp)
+	// The report is built before its file is made, so a run that fails
+	// or is killed while building leaves no empty file behind.
+	rep, err := r.build(ctx, st)
+	if err != nil {
+		return err
+	}
+	f, err := atomicfile.Create(r.output)
 	if err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
-	err = r.render(ctx, st, f)
-	if err == nil {
-		err = f.Sync() // the rename must not publish a file whose bytes are not on disk
-	}
+	err = Write(f, rep, r.format)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
+	if err == nil && !f.InPlace() {
 		err = crashpoint.Hit("report.tmp")
 	}
 	if err == nil {
-		err = os.Rename(tmp, r.output)
+		err = f.Commit()
 	}
 	if err != nil {
-		os.Remove(tmp)
+		f.Abort()
 		return fmt.Errorf("write report %s: %w", r.output, err)
 	}
 	return crashpoint.Hit("report.renamed")
@@ -228,12 +230,17 @@ func (r *Flags) Write(ctx context.Context, st *store.Store, stdout io.Writer, so
 
 // render builds the report and writes it in the chosen format.
 func (r *Flags) render(ctx context.Context, st *store.Store, w io.Writer) error {
-	r.opt.noCharts = r.format != "html"
-	rep, err := Build(ctx, st, r.opt)
+	rep, err := r.build(ctx, st)
 	if err != nil {
 		return err
 	}
 	return Write(w, rep, r.format)
+}
+
+// build builds the report the flags ask for.
+func (r *Flags) build(ctx context.Context, st *store.Store) (*Report, error) {
+	r.opt.noCharts = r.format != "html"
+	return Build(ctx, st, r.opt)
 }
 
 // SetWhatif adds a replay under another retry policy to the report

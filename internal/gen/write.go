@@ -2,12 +2,14 @@ package gen
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retryscope/retryscope/internal/atomicfile"
 )
 
 // WriteJSONLines writes one OTLP/JSON ExportTraceServiceRequest per line,
@@ -43,20 +45,28 @@ func WriteProtoFramed(w io.Writer, batches []ptrace.Traces) error {
 	return bw.Flush()
 }
 
-// WriteTo writes to the file at path, or to stdout when path is "-".
+// WriteTo writes to the file at path, or to stdout when path is "-". A
+// regular file is written beside its name and renamed, so a failure leaves
+// the old file, or none, never half of the new one.
 func WriteTo(path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == "-" {
 		return write(stdout)
 	}
-	f, err := os.Create(path)
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return f.Close()
+	if err == nil {
+		err = f.Commit()
+	}
+	if err != nil {
+		f.Abort()
+	}
+	return err
 }
 
 // Summary says what a run generated and where it went: the truth's
@@ -88,11 +98,19 @@ func WriteFiles(cfg Config, format, out, truth string, stdout io.Writer) (string
 	if format == "proto" {
 		write = WriteProtoFramed
 	}
+	// The truth is encoded first: a truth that cannot be written must not
+	// leave the traces without it.
+	var truthJSON bytes.Buffer
+	if truth != "" {
+		if err := WriteTruth(&truthJSON, res.Truth); err != nil {
+			return "", fmt.Errorf("write %s: %w", truth, err)
+		}
+	}
 	if err := WriteTo(out, stdout, func(w io.Writer) error { return write(w, res.Traces) }); err != nil {
 		return "", fmt.Errorf("write %s: %w", out, err)
 	}
 	if truth != "" {
-		if err := WriteTo(truth, stdout, func(w io.Writer) error { return WriteTruth(w, res.Truth) }); err != nil {
+		if err := WriteTo(truth, stdout, func(w io.Writer) error { _, err := w.Write(truthJSON.Bytes()); return err }); err != nil {
 			return "", fmt.Errorf("write %s: %w", truth, err)
 		}
 	}

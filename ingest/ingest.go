@@ -12,12 +12,14 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -43,7 +45,15 @@ type Options struct {
 	Stdin io.Reader
 	// Exclude lists files never to read (the database and its WAL).
 	Exclude []string
+	// FIFOWait is how long a FIFO found in a directory waits for a
+	// process to write to it (DefaultFIFOWait when zero); a FIFO named on
+	// the command line waits as long as it takes, as cat would.
+	FIFOWait time.Duration
 }
+
+// DefaultFIFOWait is Options.FIFOWait's default: a FIFO left in a dump
+// directory with nobody writing to it must not hang the nightly run.
+const DefaultFIFOWait = 10 * time.Second
 
 // FileResult is what happened to one input.
 type FileResult struct {
@@ -95,7 +105,10 @@ func Run(ctx context.Context, st *store.Store, paths []string, opt Options) (Sum
 		opt.Log = io.Discard
 	}
 	sum := Summary{Rejected: map[string]int64{}}
-	inputs, missing := expand(paths, opt.Exclude)
+	if opt.FIFOWait <= 0 {
+		opt.FIFOWait = DefaultFIFOWait
+	}
+	inputs, walked, missing := expand(paths, opt.Exclude)
 	for _, m := range missing {
 		res := FileResult{Path: m.path, Rejected: map[string]int64{m.rej.Reason: 1}}
 		fmt.Fprintf(opt.Log, "%s: %s\n", shown(m.path), m.rej.Detail)
@@ -108,7 +121,7 @@ func Run(ctx context.Context, st *store.Store, paths []string, opt Options) (Sum
 		if err := ctx.Err(); err != nil {
 			return sum, err
 		}
-		res, err := ingestFile(ctx, st, in, opt)
+		res, err := ingestFile(ctx, st, in, walked[in], opt)
 		sum.add(res)
 		if err != nil {
 			return sum, fmt.Errorf("ingest %s: %w", in, err)
@@ -148,11 +161,21 @@ func (s *Summary) add(r FileResult) {
 }
 
 // ingestFile reads one input in one transaction.
-func ingestFile(ctx context.Context, st *store.Store, path string, opt Options) (FileResult, error) {
+func ingestFile(ctx context.Context, st *store.Store, path string, walked bool, opt Options) (FileResult, error) {
 	res := FileResult{Path: path, Rejected: map[string]int64{}}
 	start := time.Now()
-	src, err := openInput(path, opt.Stdin)
-	if err != nil {
+	wait := time.Duration(0)
+	if walked {
+		wait = opt.FIFOWait
+	}
+	src, err := openInput(ctx, path, opt.Stdin, wait)
+	var special *specialFileError
+	switch {
+	case errors.As(err, &special):
+		return res, rejectWhole(ctx, st, &res, opt, model.Rejection{Reason: "not_a_file", Detail: err.Error()})
+	case errors.Is(err, errNoWriter):
+		return res, rejectWhole(ctx, st, &res, opt, model.Rejection{Reason: "empty_file", Detail: err.Error()})
+	case err != nil:
 		return res, rejectWhole(ctx, st, &res, opt, model.Rejection{Reason: "unreadable", Detail: err.Error()})
 	}
 	defer src.close()
@@ -296,7 +319,11 @@ func (c countReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func openInput(path string, stdin io.Reader) (*input, error) {
+// openInput opens path ("-" for stdin). A FIFO or a pipe (a process
+// substitution's /dev/fd/N) is read as a stream, as stdin is, its size
+// unknown; one that waits more than wait (0: for ever) for a writer is
+// errNoWriter. Other special files are a specialFileError, never opened.
+func openInput(ctx context.Context, path string, stdin io.Reader, wait time.Duration) (*input, error) {
 	in := &input{read: &atomic.Int64{}, close: func() {}}
 	if path == "-" {
 		if stdin == nil {
@@ -306,18 +333,97 @@ func openInput(path string, stdin io.Reader) (*input, error) {
 		in.hashWhileReading(stdin)
 		return in, nil
 	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if t := fi.Mode().Type(); t&fs.ModeNamedPipe != 0 {
+		f, err := openFIFO(ctx, path, wait)
+		if err != nil {
+			return nil, err
+		}
+		in.size = -1
+		in.hashWhileReading(f)
+		in.close = func() { f.Close() }
+		return in, nil
+	} else if !t.IsRegular() {
+		return nil, &specialFileError{path: path, mode: t}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
+	if fi, err = f.Stat(); err != nil {
 		f.Close()
 		return nil, err
 	}
 	in.file, in.size = f, fi.Size()
 	in.close = func() { f.Close() }
 	return in, nil
+}
+
+// specialFileError is a path that names neither a file nor a FIFO.
+type specialFileError struct {
+	path string
+	mode fs.FileMode
+}
+
+func (e *specialFileError) Error() string {
+	what := "a special file"
+	switch {
+	case e.mode&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case e.mode&fs.ModeDevice != 0:
+		what = "a block device"
+	case e.mode&fs.ModeSocket != 0:
+		what = "a socket"
+	case e.mode&fs.ModeDir != 0:
+		what = "a directory"
+	}
+	return "this is " + what + ", not a file of traces: give a trace file, a FIFO, or - for stdin (e.g. zcat dump.gz | retryscope ingest -)"
+}
+
+// errNoWriter is a FIFO that nobody wrote to in time.
+var errNoWriter = errors.New("nothing wrote to this FIFO")
+
+// openFIFO opens a FIFO for reading, which waits for a writer. After
+// wait (0: only when ctx ends) it opens the write end itself, so the open
+// returns, and reports errNoWriter.
+func openFIFO(ctx context.Context, path string, wait time.Duration) (*os.File, error) {
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(path)
+		done <- opened{f, err}
+	}()
+	var timeout <-chan time.Time
+	if wait > 0 {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	select {
+	case o := <-done:
+		return o.f, o.err
+	case <-timeout:
+	case <-ctx.Done():
+	}
+	if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		w.Close()
+	}
+	o := <-done
+	if o.err != nil {
+		return nil, o.err
+	}
+	if err := ctx.Err(); err != nil {
+		o.f.Close()
+		return nil, err
+	}
+	o.f.Close()
+	return nil, fmt.Errorf("%w in %s", errNoWriter, wait)
 }
 
 func (in *input) hashWhileReading(r io.Reader) {

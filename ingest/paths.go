@@ -19,8 +19,10 @@ type missingInput struct {
 // expand turns command-line paths into the files to read, in a stable
 // order: a directory is walked recursively (hidden entries skipped), a
 // pattern is globbed, "-" stands for stdin. A path that names nothing is
-// returned as missing, so it is reported and counted, not fatal.
-func expand(paths []string, exclude []string) (files []string, missing []missingInput) {
+// returned as missing, so it is reported and counted, not fatal. walked
+// holds the files found in a directory, not named.
+func expand(paths []string, exclude []string) (files []string, walked map[string]bool, missing []missingInput) {
+	walked = map[string]bool{}
 	skip := map[string]bool{}
 	for _, e := range exclude {
 		if abs, err := filepath.Abs(e); err == nil {
@@ -46,6 +48,10 @@ func expand(paths []string, exclude []string) (files []string, missing []missing
 		seen[abs] = true
 		files = append(files, p)
 	}
+	addWalked := func(p string) {
+		walked[p] = true
+		addFile(p)
+	}
 	for _, p := range paths {
 		if p == "-" {
 			files = append(files, p)
@@ -65,7 +71,7 @@ func expand(paths []string, exclude []string) (files []string, missing []missing
 			sort.Strings(matches)
 			for _, m := range matches {
 				if mfi, err := os.Stat(m); err == nil && mfi.IsDir() {
-					walk(m, addFile)
+					walk(m, addWalked)
 				} else {
 					addFile(m)
 				}
@@ -73,15 +79,16 @@ func expand(paths []string, exclude []string) (files []string, missing []missing
 			continue
 		}
 		if fi.IsDir() {
-			walk(p, addFile)
+			walk(p, addWalked)
 		} else {
 			addFile(p)
 		}
 	}
-	return files, missing
+	return files, walked, missing
 }
 
-// walk lists the regular files under root, in name order, following
+// walk lists the files under root (regular ones, FIFOs, and other special
+// files, to be refused with a reason), in name order, following
 // symbolic links to files and directories; a link back to a directory
 // being walked is not followed again. A link that leads nowhere is listed,
 // to be reported as unreadable when opened.
@@ -125,7 +132,7 @@ func walkDir(dir string, ancestors []os.FileInfo, add func(string)) {
 				continue // a loop of links
 			}
 			walkDir(p, append(ancestors[:len(ancestors):len(ancestors)], fi), add)
-		case t.IsRegular():
+		default:
 			add(p)
 		}
 	}

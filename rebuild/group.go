@@ -456,6 +456,14 @@ func chainSiblings(attempts []*span, window int64) [][]*span {
 }
 
 func chainOne(list []*span, window int64) [][]*span {
+	// Attempts that start in the same nanosecond (millisecond clocks,
+	// instant retries, zero-duration attempts) come in the order their
+	// counters give, not their ids': attempt 2 listed before attempt 1
+	// would start a request of its own.
+	list = slices.Clone(list)
+	slices.SortStableFunc(list, func(x, y *span) int {
+		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(retryOrder(x), retryOrder(y)))
+	})
 	resendStyle := false
 	for _, a := range list {
 		resendStyle = resendStyle || a.counterKind == "resend"
@@ -494,6 +502,15 @@ func chainOne(list []*span, window int64) [][]*span {
 		}
 	}
 	return chains
+}
+
+// retryOrder is where an attempt's counter puts it among attempts that
+// start together; one without a counter keeps its place (0).
+func retryOrder(s *span) int64 {
+	if s.retryIndex == nil {
+		return 0
+	}
+	return *s.retryIndex
 }
 
 // wrapperOp says which SDK calls are tries of one operation: any LLM call

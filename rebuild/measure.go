@@ -137,7 +137,8 @@ func firstToken(g *group, i int) *int64 {
 	return nil
 }
 
-// sortGroup puts attempts in start order, keeping tries and owners beside
+// sortGroup puts attempts in start order (attempts that start together
+// in their counters' order), keeping tries and owners beside
 // them.
 func sortGroup(g *group) {
 	idx := make([]int, len(g.attempts))
@@ -146,7 +147,7 @@ func sortGroup(g *group) {
 	}
 	slices.SortStableFunc(idx, func(x, y int) int {
 		a, b := g.attempts[x], g.attempts[y]
-		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.traceID, b.traceID), cmp.Compare(a.spanID, b.spanID))
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(retryOrder(a), retryOrder(b)), cmp.Compare(a.traceID, b.traceID), cmp.Compare(a.spanID, b.spanID))
 	})
 	attempts, tries, owners := make([]*span, len(idx)), make([][]int, len(idx)), make([]*span, len(idx))
 	for i, j := range idx {
@@ -299,7 +300,9 @@ func decompose(req *model.Request, g *group, final int) {
 // that response's end (SPEC §4). A retry sent sooner did not wait as told,
 // and then the telemetry does not say how long it waited: nil.
 func retryAfterWaits(attempts []*span, f *span) []interval {
-	sorted := slices.SortedFunc(slices.Values(attempts), func(a, b *span) int { return cmp.Compare(a.start, b.start) })
+	sorted := slices.SortedStableFunc(slices.Values(attempts), func(a, b *span) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(retryOrder(a), retryOrder(b)))
+	})
 	var out []interval
 	for i := 1; i < len(sorted) && sorted[i].start <= f.start; i++ {
 		prev, next := sorted[i-1], sorted[i]

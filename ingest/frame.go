@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -177,24 +178,88 @@ func detect(head []byte, whole bool) Format {
 	if walksAsVarint(head, whole) {
 		return FormatProtoVarint
 	}
+	// A raw body whose first field is one this version does not know.
+	if walksAsRaw(head, whole) {
+		return FormatProtoRaw
+	}
 	return FormatUnknown
 }
 
+// errBadWireType is a field tag protobuf cannot skip: wire type 3, 4
+// (groups, long deprecated) or 6, 7, or field number 0.
+var errBadWireType = errors.New("no wire type protobuf can skip")
+
+// skipField reads past the value of a field with the given tag.
+func (s *stream) skipField(tag uint64) error {
+	if tag>>3 == 0 {
+		return errBadWireType
+	}
+	var n uint64
+	switch tag & 7 {
+	case 0: // varint
+		_, err := s.readVarintLength()
+		return err
+	case 1: // 64-bit
+		n = 8
+	case 2: // length-delimited
+		var err error
+		if n, err = s.readVarintLength(); err != nil {
+			return err
+		}
+	case 5: // 32-bit
+		n = 4
+	default:
+		return errBadWireType
+	}
+	k, err := io.CopyN(io.Discard, s.br, int64(min(n, math.MaxInt64)))
+	s.pos += k
+	if err != nil {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+
 // walksAsRaw reports whether head parses as the top-level fields of an
-// ExportTraceServiceRequest: only field 1 (resource_spans), length-delimited.
+// ExportTraceServiceRequest: field 1 (resource_spans, length-delimited) at
+// least once, beside any others protobuf can skip.
 func walksAsRaw(head []byte, whole bool) bool {
-	pos := 0
+	pos, spans := 0, 0
 	for pos < len(head) {
-		if head[pos] != 0x0a {
+		tag, w := binary.Uvarint(head[pos:])
+		if w <= 0 {
+			return !whole && w == 0 && spans > 0
+		}
+		pos += w
+		var n uint64
+		switch tag & 7 {
+		case 0:
+			_, w = binary.Uvarint(head[pos:])
+			if w <= 0 {
+				return !whole && w == 0 && spans > 0
+			}
+			n = uint64(w)
+		case 1:
+			n = 8
+		case 2:
+			n, w = binary.Uvarint(head[pos:])
+			if w <= 0 {
+				return !whole && w == 0 && spans > 0
+			}
+			pos += w
+		case 5:
+			n = 4
+		default:
 			return false
 		}
-		n, w := binary.Uvarint(head[pos+1:])
-		if w <= 0 {
-			return !whole && w == 0
+		if tag>>3 == 0 || n > MaxRecordBytes {
+			return false
 		}
-		pos += 1 + w + int(n)
+		if tag == 0x0a {
+			spans++
+		}
+		pos += int(n)
 	}
-	return pos == len(head) || !whole
+	return spans > 0 && (pos == len(head) || !whole)
 }
 
 // walksAsVarint reports whether head parses as varint-delimited messages,
@@ -327,19 +392,30 @@ func looksJSON(b []byte) bool {
 // and wraps it as a message of its own, so a large body streams.
 func (s *stream) nextRaw() (record, error) {
 	at := s.pos
-	tag, err := s.br.ReadByte()
+	tag, err := s.readVarintLength()
 	if errors.Is(err, io.EOF) {
 		return record{}, io.EOF
 	}
 	if err != nil {
-		return s.streamProblem(at, err)
+		return s.streamProblem(at, io.ErrUnexpectedEOF)
 	}
-	s.pos++
+	if tag != 0x0a {
+		// A field an ExportTraceServiceRequest does not know (a newer
+		// schema's, a vendor's): skipped, as protobuf requires.
+		if err := s.skipField(tag); err != nil {
+			if errors.Is(err, errBadWireType) {
+				s.format = FormatEmpty
+				return record{offset: at, problem: &problem{"bad_protobuf", fmt.Sprintf("field tag 0x%x has %v; the rest of the message cannot be read", tag, err)}}, nil
+			}
+			return s.streamProblem(at, io.ErrUnexpectedEOF)
+		}
+		return s.nextRaw()
+	}
 	n, err := s.readVarintLength()
 	if err != nil {
 		return s.streamProblem(at, io.ErrUnexpectedEOF)
 	}
-	if tag == 0x0a && n <= MaxRecordBytes && int64(n) > s.maxRecord {
+	if n <= MaxRecordBytes && int64(n) > s.maxRecord {
 		k, err := io.CopyN(io.Discard, s.br, int64(n))
 		s.pos += k
 		if err != nil {
@@ -347,9 +423,9 @@ func (s *stream) nextRaw() (record, error) {
 		}
 		return record{offset: at, problem: &problem{"record_too_large", fmt.Sprintf("a resource_spans field of %d bytes, over the %d-byte limit (see --max-record-mib)", n, s.maxRecord)}}, nil
 	}
-	if tag != 0x0a || n > MaxRecordBytes {
+	if n > MaxRecordBytes {
 		s.format = FormatEmpty
-		return record{offset: at, problem: &problem{"bad_protobuf", fmt.Sprintf("unexpected field tag 0x%02x; the rest of the message cannot be read", tag)}}, nil
+		return record{offset: at, problem: &problem{"bad_protobuf", fmt.Sprintf("a resource_spans field of %d bytes, over the %d-byte limit; the rest of the message cannot be read", n, MaxRecordBytes)}}, nil
 	}
 	prefix := binary.AppendUvarint([]byte{0x0a}, n)
 	data := make([]byte, len(prefix)+int(n))

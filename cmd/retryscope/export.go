@@ -42,7 +42,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 	if err := db.check("export"); err != nil {
 		return err
 	}
-	st, err := pipeline.OpenDerived(ctx, db.path, db.open, rbOpt, e.stderr)
+	st, err := pipeline.OpenDerived(ctx, db.path, db.openMode, rbOpt, e.stderr)
 	if err != nil {
 		return err
 	}

@@ -82,5 +82,11 @@ func (d *dbFlags) check(cmd string) error {
 // open opens the database; with --wait it waits while another process
 // holds the file, saying so once on log.
 func (d *dbFlags) open(ctx context.Context, log io.Writer) (*store.Store, error) {
-	return store.OpenWaiting(ctx, d.path, store.Options{MemoryLimit: cmp.Or(d.memoryLimit, defaultMemoryLimit), Threads: d.threads}, d.wait, log)
+	return d.openMode(ctx, log, false)
+}
+
+// openMode is open, read-only if readOnly.
+func (d *dbFlags) openMode(ctx context.Context, log io.Writer, readOnly bool) (*store.Store, error) {
+	opt := store.Options{MemoryLimit: cmp.Or(d.memoryLimit, defaultMemoryLimit), Threads: d.threads, ReadOnly: readOnly}
+	return store.OpenWaiting(ctx, d.path, opt, d.wait, log)
 }

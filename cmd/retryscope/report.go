@@ -64,7 +64,7 @@ func runReport(ctx context.Context, e env, args []string) error {
 		}
 		out.SetWhatif(block)
 	}
-	st, err := pipeline.OpenDerived(ctx, db.path, db.open, rbOpt, e.stderr)
+	st, err := pipeline.OpenDerived(ctx, db.path, db.openMode, rbOpt, e.stderr)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

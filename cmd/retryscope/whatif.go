@@ -25,7 +25,7 @@ func runWhatif(ctx context.Context, e env, args []string) error {
 	if err := db.check("whatif"); err != nil {
 		return err
 	}
-	st, err := pipeline.OpenDerived(ctx, db.path, db.open, rbOpt, e.stderr)
+	st, err := pipeline.OpenDerived(ctx, db.path, db.openMode, rbOpt, e.stderr)
 	if err != nil {
 		return fmt.Errorf("whatif: %w", err)
 	}

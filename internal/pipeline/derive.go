@@ -8,8 +8,10 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -202,18 +204,26 @@ func deriveSteps(ctx context.Context, st *store.Store, opt rebuild.Options, log 
 
 // OpenDerived opens the existing database at path with open and brings
 // its derived tables up to date, for the commands that read them (report,
-// export).
-func OpenDerived(ctx context.Context, path string, open func(context.Context, io.Writer) (*store.Store, error),
+// export, whatif). A file the user may not write is opened read-only:
+// reported as it is when up to date, refused with what to do when not.
+func OpenDerived(ctx context.Context, path string, open func(ctx context.Context, log io.Writer, readOnly bool) (*store.Store, error),
 	opt rebuild.Options, log io.Writer) (*store.Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("database %s: %w (ingest traces first: retryscope ingest --db %s PATH...)", path, err, path)
 	}
-	st, err := open(ctx, log)
+	st, err := open(ctx, log, false)
+	if errors.Is(err, fs.ErrPermission) {
+		st, err = open(ctx, log, true)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if err := Ensure(ctx, st, opt, log); err != nil {
 		st.Close()
+		if st.ReadOnly && store.IsReadOnlyError(err) {
+			return nil, fmt.Errorf("database %s is read-only to you, and the spans ingested last need its requests and baselines rebuilt: "+
+				"run the same command once as a user who may write the file (or on a writable copy of it)", path)
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return st, nil

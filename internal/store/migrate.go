@@ -35,6 +35,8 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("database schema version %d is newer than this retryscope (%d); use a newer retryscope", from, latest)
 		case from == latest:
 			return nil
+		case s.ReadOnly:
+			return fmt.Errorf("database schema version %d is older than this retryscope's (%d), and the file is open read-only: run retryscope once where it may write the file, to upgrade it", from, latest)
 		}
 		for _, m := range queries.Migrations()[from:] {
 			if _, err := s.Conn.ExecContext(ctx, m.SQL); err != nil {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -31,6 +32,9 @@ type Options struct {
 	MemoryLimit string
 	// Threads caps DuckDB's worker threads; 0 keeps its default.
 	Threads int
+	// ReadOnly opens the file for reading only, for a user who may not
+	// write it: nothing is migrated or cleaned up, and a write fails.
+	ReadOnly bool
 }
 
 // ErrLocked is returned when another process holds the database file.
@@ -42,7 +46,9 @@ type Store struct {
 	DB   *sql.DB
 	Conn *sql.Conn
 	Path string
-	inTx bool
+	// ReadOnly is true when the file was opened for reading only.
+	ReadOnly bool
+	inTx     bool
 	// memoryLimit is the memory limit as last set, exactly: DuckDB shows
 	// it rounded (512MB as 488.2 MiB), and setting that back lowers it.
 	// "" while DuckDB's own default holds.
@@ -91,7 +97,11 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if opt.Threads > 0 {
 		settings = append(settings, fmt.Sprintf("SET threads = %d", opt.Threads))
 	}
-	connector, err := duckdb.NewConnector(path, func(ex driver.ExecerContext) error {
+	dsn := path // checkPath made sure it holds no '?'
+	if opt.ReadOnly {
+		dsn += "?access_mode=read_only"
+	}
+	connector, err := duckdb.NewConnector(dsn, func(ex driver.ExecerContext) error {
 		for _, q := range settings {
 			if _, err := ex.ExecContext(context.WithoutCancel(ctx), q, nil); err != nil {
 				return err
@@ -109,7 +119,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, describeOpenError(path, err)
 	}
-	s := &Store{DB: db, Conn: conn, Path: path, memoryLimit: opt.MemoryLimit}
+	s := &Store{DB: db, Conn: conn, Path: path, ReadOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit}
 	// Hand freed memory back to the OS sooner than DuckDB's default
 	// (128 MB), so the process stays near its memory limit. And always
 	// plan an ASOF join as one: DuckDB uses a nested loop instead when it
@@ -127,6 +137,9 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("schema of %s: %w", path, err)
+	}
+	if opt.ReadOnly {
+		return s, nil
 	}
 	if _, err := conn.ExecContext(ctx, queries.Get("drop_unfinished")); err != nil {
 		s.Close()
@@ -200,7 +213,17 @@ func describeOpenError(path string, err error) error {
 	if strings.Contains(msg, "Could not set lock") || strings.Contains(msg, "Conflicting lock") {
 		return fmt.Errorf("%s: %w (another retryscope run may be going; wait for it or pass --wait)", path, ErrLocked)
 	}
+	if strings.Contains(msg, "Permission denied") {
+		return fmt.Errorf("open database %s: %w (%v)", path, fs.ErrPermission, err)
+	}
 	return fmt.Errorf("open database %s: %w", path, err)
+}
+
+// IsReadOnlyError reports whether err is DuckDB refusing a write to a
+// file opened read-only.
+func IsReadOnlyError(err error) bool {
+	var de *duckdb.Error
+	return errors.As(err, &de) && strings.Contains(de.Msg, "read-only mode")
 }
 
 // Close releases the connection and the database file.

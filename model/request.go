@@ -92,6 +92,15 @@ type Attempt struct {
 	// The attempt's time as T = Q + C + S + G (queue, connection setup,
 	// serving, generation) where its telemetry shows each; nil where not.
 	QueueMs, ConnectMs, ServeMs, GenerateMs *float64
+	// ClockSkewMs is how far the callee's SERVER span starts outside the
+	// attempt (before it sent, or after it ended): the two clocks disagree,
+	// and Q, S (and G without a first token) are left nil. 0 when they
+	// agree. Not stored: the rebuild counts it.
+	ClockSkewMs float64
+	// FirstTokenOutside says the attempt's first-token event lies outside
+	// its span, so it was set aside and TTFTMs is nil. Not stored: the
+	// rebuild counts it.
+	FirstTokenOutside bool
 }
 
 // ElapsedMs is the attempt's own duration in milliseconds.

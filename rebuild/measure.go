@@ -99,6 +99,7 @@ func attemptRows(g *group, requestID string, triggers []string, final int) []*mo
 			v := ms(*s.firstToken - s.start)
 			a.TTFTMs = &v
 		}
+		a.FirstTokenOutside = s.firstTokenOutside
 		if i > 0 {
 			gap := ms(s.start - reach)
 			a.GapBeforeMs = &gap

@@ -35,6 +35,21 @@ func setPhases(a *model.Attempt, s *span) {
 	case s.serverEnd != nil:
 		output = min(*s.serverEnd, a.EndNS)
 	}
+	if s.serverStart != nil && (*s.serverStart < sent || *s.serverStart > a.EndNS) {
+		// The callee's clock disagrees with the caller's: a queue before
+		// the request was sent, or serving after the answer came back.
+		// Such phases are not measured, they are skew.
+		skew := *s.serverStart - a.EndNS
+		if *s.serverStart < sent {
+			skew = sent - *s.serverStart
+		}
+		a.ClockSkewMs = ms(skew)
+		if s.firstToken != nil {
+			g := ms(a.EndNS - output)
+			a.GenerateMs = &g
+		}
+		return
+	}
 	if s.serverStart != nil {
 		q, sv := ms(*s.serverStart-sent), ms(output-*s.serverStart)
 		a.QueueMs, a.ServeMs = &q, &sv

@@ -104,6 +104,14 @@ type Stats struct {
 	Since, Until int64
 	Traces       int // traces an incremental update recomputed
 	Cycles       int // parent loops cut (see parent_cycles)
+	// Skewed attempts have a callee's SERVER span that starts before the
+	// attempt sent or after it ended, by up to MaxSkewMs: their queue and
+	// serving phases are left null (model.Attempt.ClockSkewMs).
+	Skewed    int
+	MaxSkewMs float64
+	// FirstTokenOutside counts attempts whose first-token event lies
+	// outside their span, set aside: their TTFT is null.
+	FirstTokenOutside int
 }
 
 // Rebuild replaces the attempts and requests tables with what the spans
@@ -248,6 +256,7 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 		return stats, err
 	}
 	stats.Requests, stats.Attempts = w.requests, w.attempts
+	stats.Skewed, stats.MaxSkewMs, stats.FirstTokenOutside = w.skewed, w.maxSkewMs, w.firstTokenOutside
 	_, err = st.Conn.ExecContext(ctx, `DELETE FROM rebuild_state; INSERT INTO rebuild_state VALUES ($1, $2, $3, $4, $5, $6, now())`,
 		src.spans, src.files, src.maxFileID, opt.fingerprint(), total.Requests, total.Attempts)
 	if err != nil {

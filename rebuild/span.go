@@ -26,6 +26,7 @@ type span struct {
 	hasResponse               bool
 	trigger                   string // the span's own failure, "" for none
 	firstToken                *int64
+	firstTokenOutside         bool // a first-token event outside the span, set aside
 	backoffs                  []interval
 	inputTokens, outputTokens *int64
 	requestParams             string  // what a re-send repeats; "" when not recorded
@@ -104,6 +105,11 @@ func readSpan(c *store.Chunk, i int, t texts) *span {
 		factRow: r.Int(44),
 	}
 	s.backoffs = backoffIntervals(c, i, 27, 28)
+	// A first token before the span began or after it ended is a bad
+	// timestamp or another clock: set aside, never a negative TTFT.
+	if ft := s.firstToken; ft != nil && (*ft < s.start || *ft > s.end) {
+		s.firstToken, s.firstTokenOutside = nil, true
+	}
 	return s
 }
 

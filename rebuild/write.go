@@ -17,6 +17,9 @@ type writer struct {
 	atts               *store.Loader[*model.Attempt]
 	alts               *store.Loader[alternative]
 	requests, attempts int
+	// What the attempts written showed of the clocks (see Stats).
+	skewed, firstTokenOutside int
+	maxSkewMs                 float64
 }
 
 // The columns the writer gives, every column of its tables.
@@ -139,6 +142,13 @@ func (w *writer) write(r *model.Request, attempts []*model.Attempt) error {
 			return err
 		}
 		w.attempts++
+		if a.ClockSkewMs > 0 {
+			w.skewed++
+			w.maxSkewMs = max(w.maxSkewMs, a.ClockSkewMs)
+		}
+		if a.FirstTokenOutside {
+			w.firstTokenOutside++
+		}
 	}
 	return nil
 }

@@ -133,6 +133,13 @@ func deriveSteps(ctx context.Context, st *store.Store, opt rebuild.Options, log 
 			how = fmt.Sprintf("updated the logical requests of %d new or touched traces", stats.Traces)
 		}
 		fmt.Fprintf(log, "%s in %s\n", how, time.Since(t0).Round(time.Millisecond))
+		if stats.Skewed > 0 {
+			fmt.Fprintf(log, "clock skew: %d attempts have a callee span starting outside them, by up to %s; their queue and serving times are left null\n",
+				stats.Skewed, time.Duration(stats.MaxSkewMs*1e6).Round(time.Millisecond))
+		}
+		if stats.FirstTokenOutside > 0 {
+			fmt.Fprintf(log, "set aside %d first-token events outside their attempt's span (a bad timestamp or another clock); those attempts' TTFT is left null\n", stats.FirstTokenOutside)
+		}
 		if stats.Cycles > 0 {
 			fmt.Fprintf(log, "cut %d loops of parent links, each at the span that starts first (see the parent_cycles table)\n", stats.Cycles)
 		}

@@ -59,7 +59,12 @@ func requestOf(g *group, triggers []string, final int) *model.Request {
 		StartNS: first.start, EndNS: f.end, LayerCounts: slices.Clone(g.layers), Layers: multipliers(g.layers)}
 	if a := g.anchor; a != nil {
 		req.Service, req.Operation, req.TraceID, req.SpanID = a.service, a.name, a.traceID, a.spanID
-		req.StartNS, req.EndNS = a.start, a.end
+		// The client's clock runs to the final response: an anchor that
+		// ends before its final attempt (or starts after its first, a
+		// span ended or begun out of place) does not cut the request
+		// short, so the latency is never shorter than its attempts and
+		// the decomposition adds up.
+		req.StartNS, req.EndNS = min(a.start, first.start), max(a.end, f.end)
 	}
 	req.ID = req.TraceID + ":" + req.SpanID
 	req.LatencyMs = ms(req.EndNS - req.StartNS)

@@ -43,6 +43,8 @@ const (
 	// give a p95 (100) or p99 (500), and the sample rule leaves those cells
 	// empty on its own.
 	DefaultMinCohort = 30
+	// DefaultMaxSegments is Spec.MaxSegments' default.
+	DefaultMaxSegments = 1000
 	// DefaultResamples is the number of bootstrap resamples behind a CI.
 	DefaultResamples = 1000
 	// DefaultSeed seeds the bootstrap when Spec.Seed is zero.
@@ -92,6 +94,11 @@ type Spec struct {
 	// MinCohort is the smallest cohort reported on its own; smaller ones
 	// are pooled into "(other)". DefaultMinCohort when zero; 1 pools none.
 	MinCohort int
+	// MaxSegments is the most segments reported (DefaultMaxSegments when
+	// zero): beyond it the smallest cohorts are pooled into "(other)" too,
+	// with a note, so that a dimension with a million values (a user id)
+	// costs what a thousand do.
+	MaxSegments int
 	// MinTail is how many observations must lie at or above a percentile
 	// for it to be reported. model.MinTail (5) when zero.
 	MinTail int
@@ -187,6 +194,9 @@ func (s *Segment) Label() string {
 func (spec *Spec) normalize() (stats, error) {
 	if spec.MinCohort == 0 {
 		spec.MinCohort = DefaultMinCohort
+	}
+	if spec.MaxSegments == 0 {
+		spec.MaxSegments = DefaultMaxSegments
 	}
 	if spec.MinTail == 0 {
 		spec.MinTail = model.MinTail
@@ -336,7 +346,12 @@ func measureSpec(spec *Spec, s stats, rows []reqRow, cohorts []*cohort, withBase
 	for i := range all {
 		all[i] = int32(i)
 	}
-	pools := rollUp(cohorts, len(spec.By), spec.MinCohort)
+	pools, capped := rollUp(cohorts, len(spec.By), spec.MinCohort, spec.MaxSegments)
+	if capped > 0 {
+		shown := len(pools) - 1
+		res.Notes = append(res.Notes, fmt.Sprintf("%d segments are too many to show: the %d largest are, and the other %d are pooled into %s (see --min-cohort, --where)",
+			shown+capped, shown, capped, Other))
+	}
 	res.Segments = make([]Segment, len(pools))
 	// The measures of each segment are independent (each bootstrap has a
 	// generator of its own), so they are computed side by side.
@@ -376,7 +391,38 @@ type pool struct {
 // pooled as (v1, ..., (other), ...) when the pool reaches minCohort;
 // what is still too small moves one level up, and what is left at the top
 // becomes the all-"(other)" segment, however small. No request is lost.
-func rollUp(cohorts []*cohort, ndims, minCohort int) []pool {
+// Past maxSegments, the smallest segments go into the all-"(other)" one
+// as well; capped is how many.
+func rollUp(cohorts []*cohort, ndims, minCohort, maxSegments int) (pools []pool, capped int) {
+	out := rollUpLevels(cohorts, ndims, minCohort)
+	if len(out) <= maxSegments || ndims == 0 {
+		return out, 0
+	}
+	slices.SortStableFunc(out, func(a, b pool) int {
+		return cmp.Or(cmp.Compare(len(b.rows), len(a.rows)), slices.Compare(a.values, b.values))
+	})
+	others := make([]string, ndims)
+	for i := range others {
+		others[i] = Other
+	}
+	rest := pool{values: others}
+	kept := out[:0]
+	for i, p := range out {
+		if i < maxSegments-1 && !slices.Equal(p.values, others) {
+			kept = append(kept, p)
+			continue
+		}
+		rest.rows = append(rest.rows, p.rows...)
+		rest.pooled += max(p.pooled, 1)
+		if !slices.Equal(p.values, others) {
+			capped++
+		}
+	}
+	return append(kept, rest), capped
+}
+
+// rollUpLevels is rollUp without its cap.
+func rollUpLevels(cohorts []*cohort, ndims, minCohort int) []pool {
 	var out []pool
 	var small []pool
 	for _, c := range cohorts {

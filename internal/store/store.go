@@ -57,6 +57,12 @@ type Store struct {
 	// reads it (see load.go).
 	staged           *staged
 	stagedRegistered bool
+	// stageMade: the staging table exists on this connection.
+	stageMade bool
+	// nextFileID is the file_id of the next file, 0 until known.
+	nextFileID int64
+	// smallRepeats is smallRepeatsStored's statement, once prepared.
+	smallRepeats *sql.Stmt
 }
 
 // Tx runs f in a transaction or, when Tx is already running one on this
@@ -228,6 +234,9 @@ func IsReadOnlyError(err error) bool {
 
 // Close releases the connection and the database file.
 func (s *Store) Close() error {
+	if s.smallRepeats != nil {
+		s.smallRepeats.Close()
+	}
 	s.Conn.Close()
 	return s.DB.Close()
 }
@@ -333,14 +342,23 @@ func (s *Store) BeginFile(ctx context.Context, path string) (*FileTx, error) {
 		}
 		s.stagedRegistered = true
 	}
-	if _, err := s.Conn.ExecContext(ctx, queries.Get("stage")); err != nil {
-		return nil, fmt.Errorf("create staging table: %w", err)
+	// The staging table outlives each file's transaction (it is made
+	// outside it, and each merge empties it), and only this process
+	// writes files while it holds the database: both are found once, not
+	// once a file, which a directory of small files pays for.
+	if !s.stageMade {
+		if _, err := s.Conn.ExecContext(ctx, queries.Get("stage")); err != nil {
+			return nil, fmt.Errorf("create staging table: %w", err)
+		}
+		s.stageMade = true
 	}
-	tx := &FileTx{s: s, ctx: ctx, path: path, seen: newSpanKeys()}
-	err := s.Conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(file_id), 0) FROM ingest_files),
-		(SELECT coalesce(max(file_id), 0) FROM spans)) + 1`).Scan(&tx.FileID)
-	if err != nil {
-		return nil, err
+	tx := &FileTx{s: s, ctx: ctx, path: path, seen: newSpanKeys(), FileID: s.nextFileID}
+	if tx.FileID == 0 {
+		err := s.Conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(file_id), 0) FROM ingest_files),
+			(SELECT coalesce(max(file_id), 0) FROM spans)) + 1`).Scan(&tx.FileID)
+		if err != nil {
+			return nil, err
+		}
 	}
 	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return nil, err
@@ -479,12 +497,45 @@ func (t *FileTx) merge(c chunk) error {
 func (t *FileTx) repeatsStored(c chunk) (bool, error) {
 	args := []any{t.FileID, c.minStart, c.maxStart, int64(ResendWindow)}
 	var found bool
+	if c.spans <= smallChunk {
+		return t.smallRepeatsStored(c, args)
+	}
 	if err := t.s.Conn.QueryRowContext(t.ctx, queries.Get("merge_needed"), args...).Scan(&found); err != nil || !found {
 		return found, err
 	}
 	err := t.s.withStaged(c.batches, func() error {
 		return t.s.Conn.QueryRowContext(t.ctx, queries.Get("merge_repeats"), args...).Scan(&found)
 	})
+	return found, err
+}
+
+// smallChunk is the most spans a chunk may have for smallRepeatsStored:
+// a file of a few spans, as a Collector with rotation writes them.
+const smallChunk = 16
+
+// smallRepeatsStored is repeatsStored for a chunk of a few spans: their
+// keys are looked up directly, by a statement prepared once, instead of
+// through the staged-spans function and two statements planned anew for
+// each file.
+func (t *FileTx) smallRepeatsStored(c chunk, args []any) (bool, error) {
+	if t.s.smallRepeats == nil {
+		stmt, err := t.s.Conn.PrepareContext(t.ctx, `SELECT EXISTS (
+			SELECT 1 FROM spans
+			WHERE start_ns BETWEEN $2 - $4 AND $3 + $4 AND file_id < $1
+			  AND trace_id || span_id IN (SELECT unnest($5::VARCHAR[])))`)
+		if err != nil {
+			return false, err
+		}
+		t.s.smallRepeats = stmt
+	}
+	keys := make([]string, 0, c.spans)
+	for _, b := range c.batches {
+		for i := range b.Spans {
+			keys = append(keys, string(b.bytes(b.Spans[i].TraceID))+string(b.bytes(b.Spans[i].SpanID)))
+		}
+	}
+	var found bool
+	err := t.s.smallRepeats.QueryRowContext(t.ctx, append(args, keys)...).Scan(&found)
 	return found, err
 }
 
@@ -505,6 +556,7 @@ func (t *FileTx) Commit(info FileInfo, rejections []model.Rejection) (int64, err
 	}
 	t.done = true
 	t.seen.free()
+	t.s.nextFileID = t.FileID + 1
 	return t.spansNew, nil
 }
 
@@ -531,6 +583,7 @@ func (t *FileTx) Rollback() {
 		return
 	}
 	t.done = true
+	t.s.nextFileID = 0 // asked again: the rollback may not have been the last word
 	t.waitMerged()
 	t.seen.free()
 	t.s.Conn.ExecContext(context.WithoutCancel(t.ctx), "ROLLBACK")

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // joinRounds: the first round joins by the excess histogram; each later
@@ -147,10 +148,8 @@ func (d gapDensity) forPosition(pos int) (samples []float64, shift float64) {
 		return nil, 0
 	}
 	growth := hi[len(hi)/2] - lo[len(lo)/2]
-	if eh, ok := sharpEdge(hi); ok {
-		if el, ok := sharpEdge(lo); ok {
-			growth = eh - el
-		}
+	if eh, el := d["edge/n"+strconv.Itoa(from)], d["edge/n"+strconv.Itoa(from-1)]; len(eh) == 1 && len(el) == 1 {
+		growth = eh[0] - el[0]
 	}
 	if growth <= 0 {
 		return nil, 0
@@ -493,6 +492,14 @@ func learnDensity(targets [][]*splitAttempt) gapDensity {
 	for _, s := range d {
 		slices.Sort(s)
 	}
+	// The lower edges of sharp waits, per attempt number, for forPosition.
+	for ctx, s := range d {
+		if _, err := strconv.Atoi(strings.TrimPrefix(ctx, "n")); err == nil && strings.HasPrefix(ctx, "n") {
+			if e, ok := sharpEdge(s); ok {
+				d["edge/"+ctx] = []float64{e}
+			}
+		}
+	}
 	return d
 }
 
@@ -593,14 +600,14 @@ func inferCaps(targets [][]*splitAttempt, sig *splitSignature, d gapDensity, cap
 	}
 }
 
-// findsRetry counts the chosen attempts (at most 400 of them, evenly
+// findsRetry counts the chosen attempts (at most 200 of them, evenly
 // spread; n is how many there were) that have a later attempt on the
 // target at a gap where the density of retry gaps at attempt number pos
 // is above the rate of unrelated starts, and returns that count scaled to
 // n. Successes are scored as failures of the classes that failed at that
 // position, in turn.
 func findsRetry(targets [][]*splitAttempt, sig *splitSignature, d gapDensity, pos int, window int64, chosen func(*splitAttempt) bool) (hits float64, n int) {
-	const probes = 400
+	const probes = 200
 	var classes []string
 	for _, t := range targets {
 		for _, a := range t {

@@ -56,7 +56,8 @@
 --     gen_ai.prompt, OpenLLMetry's gen_ai.prompt.N.*, OpenInference's
 --     llm.input_messages.* or input.value), NULL when none is captured;
 --   retry_event_ns: times of the span's events that say an attempt failed
---     or is retried ("exception", any name with "retry" in it);
+--     or is retried ("exception", any name with "retry" or "fallback" in
+--     it: a fallback try re-sends the request elsewhere);
 --   server_end_ns, server_model, server_output_tokens: from SERVER children
 --     (the callee), which are never attempts themselves;
 --   attempt_max: the attempt cap a counter states (amz-sdk-request max=M);
@@ -170,7 +171,7 @@ e AS (
         list_min([x.time_ns FOR x IN events IF list_contains($3::VARCHAR[], x.name)]) AS first_token_ns,
         nullif([x.time_ns FOR x IN events IF x.name = 'retry.backoff'], []) AS backoff_at_ns,
         nullif([TRY_CAST(x.attributes['retry.backoff_ms'] AS DOUBLE) FOR x IN events IF x.name = 'retry.backoff'], []) AS backoff_ms,
-        nullif([x.time_ns FOR x IN events IF x.name = 'exception' OR x.name ILIKE '%retry%'], []) AS retry_event_ns
+        nullif([x.time_ns FOR x IN events IF x.name = 'exception' OR x.name ILIKE '%retry%' OR x.name ILIKE '%fallback%'], []) AS retry_event_ns
     FROM a
 ),
 -- Joins between spans go by hash(trace_id, span_id): 8 bytes a key instead

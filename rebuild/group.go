@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/retryscope/retryscope/model"
 )
@@ -267,13 +268,20 @@ func sameCall(a, b *span) bool {
 }
 
 // resentAfter: try cur re-sends try prev, whose spans look successful.
+// Start times may be whole milliseconds while ends are finer (the OTel JS
+// SDK starts spans on Date.now()), so the next try may seem to start just
+// before the last one ended, and after the event that announced it.
 func resentAfter(q *span, prev, cur *unit) bool {
 	if resends(prev.owner, cur.owner) {
 		return true
 	}
-	return sameCall(prev.owner, cur.owner) && tryStart(cur) >= prev.owner.end &&
-		retryEventBetween(q, tryStart(prev), tryStart(cur))
+	return sameCall(prev.owner, cur.owner) && tryStart(cur)+clockSlack >= prev.owner.end &&
+		retryEventBetween(q, tryStart(prev), tryStart(cur)+clockSlack)
 }
+
+// clockSlack is how far apart two instants may seem that are one: the
+// rounding of a start time to the millisecond.
+const clockSlack = int64(time.Millisecond)
 
 // loopGroup makes the two-layer request of a run of tries of loop span q;
 // whole says the run is every try of q, which then stands for the request.
@@ -329,7 +337,8 @@ func enclosingLoop(o *unit, spans []*span) *span {
 	}
 	var best *span
 	for _, s := range spans {
-		if s.kind != "internal" || s.attemptLike() || s.start > start || s.end < end {
+		// A child may seem to end just after its parent (clockSlack).
+		if s.kind != "internal" || s.attemptLike() || s.start > start+clockSlack || s.end+clockSlack < end {
 			continue
 		}
 		direct := false

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Attempts split across traces (SPEC §3 rule 5). With no trace open, each
@@ -15,12 +16,15 @@ import (
 //
 //   - which failure classes (HTTP status, else trigger) are retried: after a
 //     failure of a retried class, same-target attempts start at backoff-like
-//     gaps more often than after a success (the background); a class whose
-//     excess is nil is never retried, and nothing is joined after it;
+//     gaps more often than after the successes nearest to it in time (the
+//     background); a class whose excess is nil is never retried, and
+//     nothing is joined after it;
 //   - the backoff gap distribution and its growth with the attempt number:
-//     first a histogram of that excess, then, per attempt number (or per
-//     captured Retry-After), a nearest-neighbour density of the gaps the
-//     previous round joined;
+//     first a histogram of that excess, then, per attempt number and per
+//     failure class (or per captured Retry-After), a nearest-neighbour
+//     density of the gaps the previous round joined. Waits without jitter
+//     pile up on exact values; a wait the class takes whatever the attempt
+//     number (a Retry-After no span records) is a mode of its own;
 //   - the attempt cap: the max=M the same service's counters state
 //     (amz-sdk-request), else the first attempt number at which failures
 //     find a plausible retry hardly more often than successes would;
@@ -156,13 +160,20 @@ func joinSplit(pool []*span, window int64) (chains [][]*span, inferred []bool, a
 	return chains, inferred, alts
 }
 
-// splitTargets groups attempts by what they called (opKey), each in start
-// order.
+// splitTargets groups attempts by what they called (opKey, the URL without
+// its query: a retry sends the same query, but so may any other request,
+// and a query that differs per call, such as a page token or a timestamp,
+// would make every attempt a target of its own), each in start order.
 func splitTargets(pool []*span) [][]*splitAttempt {
 	byKey := map[string][]*splitAttempt{}
 	var keys []string
 	for _, a := range pool {
 		k := a.opKey()
+		if u, _, cut := strings.Cut(a.url, "?"); cut && a.requestKey == "" {
+			b := *a
+			b.url = u
+			k = b.opKey()
+		}
 		if byKey[k] == nil {
 			keys = append(keys, k)
 		}
@@ -192,13 +203,10 @@ func sequential(t []*splitAttempt) bool {
 	return true
 }
 
-// correlogramEvents bounds the successes per target whose followers
-// learnSignature counts.
-const correlogramEvents = 5000
-
 // learnSignature measures, on one service's targets with concurrent
 // requests, how many same-target attempts start at each gap after a
-// failure of each class and after a success, and keeps the excess; on its
+// failure of each class and after the successes nearest to each failure,
+// and keeps the excess; on its
 // targets worked one call at a time, how often each class is followed
 // within the window at all.
 func learnSignature(targets [][]*splitAttempt, window int64, caps map[string]int) *splitSignature {
@@ -220,28 +228,18 @@ func learnSignature(targets [][]*splitAttempt, window int64, caps map[string]int
 			}
 			continue
 		}
-		stride := max(1, len(t)/correlogramEvents)
 		for i, a := range t {
-			// Every failure counts; successes, the bulk, are sampled so a
-			// busy target costs no more than correlogramEvents of them.
-			if a.class == "" && i%stride != 0 {
+			if a.class == "" {
 				continue
 			}
-			h := hist[a.class]
-			if h == nil {
-				h = make([]float64, nbins)
-				hist[a.class] = h
+			// The background is what follows the successes nearest in time
+			// to each failure: traffic that changes over the dump (an
+			// outage that brings failures and retries together) must not
+			// look like a long backoff.
+			for _, c := range nearestSuccesses(t, i) {
+				countFollowers(hist, events, "", t, c, nbins, window, 0.5)
 			}
-			events[a.class]++
-			for _, b := range t[i+1:] {
-				g := b.s.start - a.s.end
-				if g > window {
-					break // starts are sorted
-				}
-				if g >= 0 {
-					h[gapBin(g)]++
-				}
-			}
+			countFollowers(hist, events, a.class, t, i, nbins, window, 1)
 		}
 	}
 	bg := make([]float64, nbins)
@@ -271,16 +269,9 @@ func learnSignature(targets [][]*splitAttempt, window int64, caps map[string]int
 		}
 	}
 	for c, h := range hist {
-		if c == "" {
-			continue
+		if c != "" {
+			sig.retried[c] = retriedExcess(h, events[c], bg, sig.bins, events[""])
 		}
-		var excess float64
-		for k := range h {
-			if sig.bins[k] > 0 {
-				excess += h[k]/events[c] - bg[k]
-			}
-		}
-		sig.retried[c] = excess
 	}
 	for c, n := range seqEvents {
 		if _, seen := sig.retried[c]; !seen || seqFollowed[c] > 0 {
@@ -298,6 +289,81 @@ func learnSignature(targets [][]*splitAttempt, window int64, caps map[string]int
 		}
 	}
 	return sig
+}
+
+// retriedExcess measures how much of the pooled excess (bins, per failure)
+// follows a class's failures: the class's own excess over the background
+// projected onto the pooled one, each bin weighed by its signal over its
+// noise (a matched filter). The narrow gaps where retries stand out above
+// little background decide; wide bins at long gaps, where the background
+// is large and a few events are noise, hardly count. The result is on the
+// scale of the pooled excess's total; it is 0 unless it stands three
+// standard errors above nothing (Poisson counts), so that a class of a few
+// failures a stray attempt or two happened to follow is not taken as
+// retried.
+func retriedExcess(h []float64, n float64, bg, bins []float64, controls float64) float64 {
+	if n == 0 {
+		return 0
+	}
+	floor := 1 / max(controls, 1)
+	var num, den, mass float64
+	for k, e := range bins {
+		if e <= 0 {
+			continue
+		}
+		w := e / max(bg[k], floor)
+		num += w * (h[k]/n - bg[k])
+		den += w * e
+		mass += e
+	}
+	if den == 0 || num < 3*math.Sqrt(den/n) {
+		return 0
+	}
+	return num / den * mass
+}
+
+// nearestSuccesses are the successes just before and just after attempt i
+// in start order.
+func nearestSuccesses(t []*splitAttempt, i int) []int {
+	// A target that fails for long (an outage) is searched no further
+	// than this for a success either way.
+	const reach = 1000
+	var out []int
+	for j := i - 1; j >= max(0, i-reach); j-- {
+		if t[j].class == "" {
+			out = append(out, j)
+			break
+		}
+	}
+	for j := i + 1; j < min(len(t), i+reach); j++ {
+		if t[j].class == "" {
+			out = append(out, j)
+			break
+		}
+	}
+	return out
+}
+
+// countFollowers adds, with weight w, the gaps from attempt i's end to the
+// starts of the later attempts on the target within the window to class's
+// histogram.
+func countFollowers(hist map[string][]float64, events map[string]float64, class string, t []*splitAttempt, i, nbins int, window int64, w float64) {
+	h := hist[class]
+	if h == nil {
+		h = make([]float64, nbins)
+		hist[class] = h
+	}
+	events[class] += w
+	a := t[i]
+	for _, b := range t[i+1:] {
+		g := b.s.start - a.s.end
+		if g > window {
+			break // starts are sorted
+		}
+		if g >= 0 {
+			h[gapBin(g)] += w
+		}
+	}
 }
 
 // retriedShare turns a measured share into the chance the joiner works

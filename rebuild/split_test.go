@@ -83,13 +83,18 @@ func truthFigures(truth gen.Truth) splitFigures {
 func within(r model.Range, v float64) bool { return r[0]-1e-9 <= v && v <= r[1]+1e-9 }
 
 // TestSplitConcurrent is issue 10's acceptance for attempts that are each a
-// trace of their own under concurrency: go-retryablehttp workers (4 and
-// 16) on three targets, five seeds each. Logical requests within 2% of the
+// trace of their own under concurrency: go-retryablehttp workers (2, 4, 8
+// and 16) on four paths of three hosts, five seeds each (three for 2 and
+// 8). Logical requests within 2% of the
 // truth, retry and final failure rates within 0.01, the retried requests'
 // p50 latency within 5%, and every printed range holds the truth.
 func TestSplitConcurrent(t *testing.T) {
-	for _, workers := range []int{4, 16} {
-		for seed := int64(1); seed <= 5; seed++ {
+	for _, workers := range []int{2, 4, 8, 16} {
+		seeds := int64(5)
+		if workers == 2 || workers == 8 {
+			seeds = 3
+		}
+		for seed := int64(1); seed <= seeds; seed++ {
 			t.Run(fmt.Sprintf("workers=%d/seed=%d", workers, seed), func(t *testing.T) {
 				t.Parallel()
 				cfg := shapeConfig([]gen.Shape{gen.ShapeSplit}, 2000, seed)

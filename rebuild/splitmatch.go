@@ -5,11 +5,12 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // joinRounds: the first round joins by the excess histogram; each later
 // one by the gap densities and caps the round before it found.
-const joinRounds = 3
+const joinRounds = 6
 
 // gapDensity is the backoff gap distribution per context: the attempt
 // number of the failure ("n1", "n2", ...), "ra" for failures with a
@@ -45,7 +46,8 @@ func joinConcurrent(targets [][]*splitAttempt, sig *splitSignature, window int64
 			enforceCap(t, caps[serviceOf(t)])
 			if round == joinRounds-1 {
 				cap := caps[serviceOf(t)]
-				alts = append(alts, alternatives(t, edges, func(f *splitAttempt) float64 { return sig.retryChance(f, cap) })...)
+				all := append(edges, cappedEdges(t, sig, dens, cap, window)...)
+				alts = append(alts, alternatives(t, all, func(f *splitAttempt) float64 { return sig.retryChance(f, cap) })...)
 			}
 		}
 		dens = learnDensity(targets)
@@ -56,6 +58,23 @@ func joinConcurrent(targets [][]*splitAttempt, sig *splitSignature, window int64
 		}
 	}
 	return alts
+}
+
+// cappedEdges are the candidate joins of the failures the cap left
+// unretried, weighed as if there were no cap: a join the round before got
+// wrong can push a request's attempt numbers up to the cap, and then a
+// plausible retry after it is an alternative.
+func cappedEdges(t []*splitAttempt, sig *splitSignature, d gapDensity, cap int, window int64) []joinEdge {
+	if cap <= 0 {
+		return nil
+	}
+	var out []joinEdge
+	for _, e := range candidateEdges(t, sig, d, 0, window) {
+		if f := t[e.from]; f.pos >= cap && f.next < 0 {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // density is f(gap) per second for a failure, or 0 outside the gaps seen.
@@ -75,14 +94,31 @@ func (sig *splitSignature) density(d gapDensity, f *splitAttempt, g int64) float
 	if ra := f.s.retryAfterS; ra != nil && *ra > 0 && len(d["ra"]) >= 5 {
 		return knn(d["ra"], math.Log(sec / *ra)) / sec
 	}
-	all := knn(d["all"], math.Log(sec))
-	ctx, shift := d.forPosition(f.pos)
-	if ctx == nil {
-		return all / sec
+	x := math.Log(sec)
+	all := knn(d["all"], x)
+	base := all
+	if ctx, shift := d.forPosition(f.pos); ctx != nil {
+		base = knn(ctx, x-shift)
+		// A few gaps joined at this very position say more about waits
+		// that do not grow (a Retry-After) than the shifted ones.
+		if own := d["n"+strconv.Itoa(f.pos)]; shift != 0 && len(own) >= 5 {
+			base = 0.5*base + 0.5*knn(own, x)
+		}
 	}
-	// A little of every position's gaps, so that a retry whose attempt
-	// number was miscounted can still be joined, at a lower weight.
-	return (0.9*knn(ctx, math.Log(sec)-shift) + 0.1*all) / sec
+	if f.class == "" {
+		return (0.9*base + 0.1*all) / sec
+	}
+	if own := d["c"+f.class+"/n"+strconv.Itoa(f.pos)]; len(own) >= enoughGaps {
+		base = knn(own, x)
+	}
+	// A policy may also wait by the failure's class, whatever the attempt
+	// number (a Retry-After that no span records, on 429s and 503s only):
+	// the class's share of such waits, at the gaps they took.
+	if stat := d["s"+f.class]; len(stat) >= 3 {
+		share := float64(len(stat)) / float64(len(stat)+len(d["c"+f.class]))
+		base = (1-share)*base + share*knn(stat, x)
+	}
+	return (0.9*base + 0.1*all) / sec
 }
 
 // enoughGaps is how many joined gaps an attempt number needs for a
@@ -94,32 +130,73 @@ const enoughGaps = 15
 // with enough, shifted by the growth per attempt seen from the first to
 // the second; nil when neither is known.
 func (d gapDensity) forPosition(pos int) (samples []float64, shift float64) {
-	if s := d["n"+strconv.Itoa(pos)]; len(s) >= enoughGaps {
-		return s, 0
-	}
-	n1, n2 := d["n1"], d["n2"]
-	if len(n1) < enoughGaps || len(n2) < enoughGaps {
-		return nil, 0
-	}
-	growth := n2[len(n2)/2] - n1[len(n1)/2]
-	if growth <= 0 {
-		return nil, 0
+	own := d["n"+strconv.Itoa(pos)]
+	if len(own) >= enoughGaps {
+		return own, 0
 	}
 	from := pos - 1
 	for from > 2 && len(d["n"+strconv.Itoa(from)]) < enoughGaps {
 		from--
 	}
-	return d["n"+strconv.Itoa(from)], float64(pos-from) * growth
+	// The growth per attempt between the two highest attempt numbers with
+	// enough gaps, by their medians; by their lower edges when the waits
+	// are exact (their lower halves sharp): each gap is a wait plus an
+	// overhead that is never below zero, which shrinks the ratio of the
+	// medians of short waits but hardly moves the lower edges.
+	hi, lo := d["n"+strconv.Itoa(from)], d["n"+strconv.Itoa(from-1)]
+	if from < 2 || len(hi) < enoughGaps || len(lo) < enoughGaps {
+		return nil, 0
+	}
+	growth := hi[len(hi)/2] - lo[len(lo)/2]
+	if eh, el := d["edge/n"+strconv.Itoa(from)], d["edge/n"+strconv.Itoa(from-1)]; len(eh) == 1 && len(el) == 1 {
+		growth = eh[0] - el[0]
+	}
+	if growth <= 0 {
+		return nil, 0
+	}
+	return hi, float64(pos-from) * growth
 }
 
-// knn is the k-nearest-neighbour density of the sorted samples at x, per
-// unit of x; 0 well outside the samples.
+// sharpEdge finds the densest wait among the sorted log-gaps (the sample
+// whose quarter of the samples nearest to it lie closest) and, when the
+// gaps around it are sharp (that quarter within sharpWidth/4), returns its
+// lower edge: the 5% quantile of the gaps within sharpWidth/2 of it.
+func sharpEdge(s []float64) (float64, bool) {
+	k := max(2, len(s)/4)
+	if len(s) <= k {
+		return 0, false
+	}
+	best, width := 0, math.Inf(1)
+	for i := 0; i+k < len(s); i++ {
+		if w := s[i+k] - s[i]; w < width {
+			best, width = i+k/2, w
+		}
+	}
+	if width > sharpWidth/4 {
+		return 0, false
+	}
+	lo, _ := slices.BinarySearch(s, s[best]-sharpWidth/2)
+	hi, _ := slices.BinarySearch(s, s[best]+sharpWidth/2)
+	return s[lo+(hi-lo)/20], true
+}
+
+// knn is a nearest-neighbour density of the sorted samples at x, per unit
+// of x; 0 well outside the samples. It averages a broad estimate (up to 20
+// neighbours) with a sharp one (3): waits without jitter pile their gaps
+// on a few exact values, and a rare such value (a Retry-After among
+// exponential waits) would drown in the broad one.
 func knn(samples []float64, x float64) float64 {
 	n := len(samples)
 	if n == 0 || x < samples[0]-0.1 || x > samples[n-1]+0.1 {
 		return 0
 	}
-	k := min(n, max(3, min(20, n/10)))
+	broad := min(n, max(3, min(20, n/10)))
+	return 0.5*knnAt(samples, x, broad) + 0.5*knnAt(samples, x, min(n, 3))
+}
+
+// knnAt is the k-nearest-neighbour density of the sorted samples at x.
+func knnAt(samples []float64, x float64, k int) float64 {
+	n := len(samples)
 	i, _ := slices.BinarySearch(samples, x)
 	lo, hi := i-1, i
 	var dk float64
@@ -140,16 +217,23 @@ func knn(samples []float64, x float64) float64 {
 
 // backgroundRate is the rate (per second) of attempt starts on the target
 // around t, other than the one at t: what an unrelated attempt's start
-// looks like.
+// looks like. The window is as narrow as the traffic allows (from ±1 s,
+// widened until it holds enough starts, at most ±30 s), so that a burst of
+// failures and retries in an outage is weighed against the traffic of the
+// outage, not that of the whole dump.
 func backgroundRate(t []*splitAttempt, at int64) float64 {
-	const half = int64(30e9)
-	span := float64(2 * half)
-	if whole := t[len(t)-1].s.start - t[0].s.start; whole < 2*half {
-		span = float64(max(whole, int64(1e9)))
+	const enough = 40
+	first, last := t[0].s.start, t[len(t)-1].s.start
+	startAt := func(a *splitAttempt, v int64) int { return cmp.Compare(a.s.start, v) }
+	for half := int64(1e9); ; half *= 2 {
+		half = min(half, int64(30e9))
+		lo, _ := slices.BinarySearchFunc(t, at-half, startAt)
+		hi, _ := slices.BinarySearchFunc(t, at+half+1, startAt)
+		if n := hi - lo - 1; n >= enough || half == int64(30e9) || at-half <= first && at+half >= last {
+			span := min(at+half, last) - max(at-half, first)
+			return max(0.05, float64(n)/(float64(max(span, int64(1e9)))/1e9))
+		}
 	}
-	lo, _ := slices.BinarySearchFunc(t, at-half, func(a *splitAttempt, v int64) int { return cmp.Compare(a.s.start, v) })
-	hi, _ := slices.BinarySearchFunc(t, at+half+1, func(a *splitAttempt, v int64) int { return cmp.Compare(a.s.start, v) })
-	return max(0.05, float64(hi-lo-1)/(span/1e9))
 }
 
 // candidateEdges weighs every join a failure could make: log(p·f(gap) /
@@ -368,9 +452,15 @@ func enforceCap(t []*splitAttempt, cap int) {
 	positions(t)
 }
 
-// learnDensity collects the gaps of this round's joins, per context.
+// learnDensity collects the gaps of this round's joins, per context: per
+// attempt number ("n1", ...), per class and attempt number ("c503/n1"),
+// every gap ("all"), and per class the waits that do not grow with the
+// attempt number ("s503": gaps the class took at two attempt numbers or
+// more, such as a Retry-After no span records), kept out of the others
+// ("c503" then holds the class's other gaps).
 func learnDensity(targets [][]*splitAttempt) gapDensity {
 	d := gapDensity{}
+	byClass := map[string][]joinedGap{}
 	for _, t := range targets {
 		for _, f := range t {
 			if f.next < 0 {
@@ -381,24 +471,95 @@ func learnDensity(targets [][]*splitAttempt) gapDensity {
 				d["ra"] = append(d["ra"], math.Log(sec / *ra))
 				continue
 			}
-			ctx := "n" + strconv.Itoa(f.pos)
-			d[ctx] = append(d[ctx], math.Log(sec))
-			d["all"] = append(d["all"], math.Log(sec))
+			byClass[f.class] = append(byClass[f.class], joinedGap{f.pos, math.Log(sec)})
+		}
+	}
+	for class, gaps := range byClass {
+		slices.SortFunc(gaps, func(a, b joinedGap) int { return cmp.Compare(a.x, b.x) })
+		stat := stationaryWaits(gaps)
+		for i, g := range gaps {
+			n := "n" + strconv.Itoa(g.pos)
+			d["all"] = append(d["all"], g.x)
+			if stat[i] {
+				d["s"+class] = append(d["s"+class], g.x)
+				continue
+			}
+			for _, ctx := range []string{n, "c" + class, "c" + class + "/" + n} {
+				d[ctx] = append(d[ctx], g.x)
+			}
 		}
 	}
 	for _, s := range d {
 		slices.Sort(s)
 	}
+	// The lower edges of sharp waits, per attempt number, for forPosition.
+	for ctx, s := range d {
+		if _, err := strconv.Atoi(strings.TrimPrefix(ctx, "n")); err == nil && strings.HasPrefix(ctx, "n") {
+			if e, ok := sharpEdge(s); ok {
+				d["edge/"+ctx] = []float64{e}
+			}
+		}
+	}
 	return d
 }
 
+// joinedGap is a joined gap: the failure's attempt number and the log of
+// the gap in seconds.
+type joinedGap struct {
+	pos int
+	x   float64
+}
+
+// Sharp waits: gaps within stationaryTolerance of the next one belong to
+// one wait, and a wait spread wider than sharpWidth (in log units) is
+// jitter, not one exact value.
+const (
+	stationaryTolerance = 0.01
+	sharpWidth          = 0.1
+)
+
+// stationaryWaits marks the gaps (sorted by length) of sharp waits that do
+// not grow with the attempt number: the class took that exact wait at
+// other attempt numbers about as often as at the commonest one (a fifth as
+// often or more, at least twice). An exponential schedule's waits each
+// belong to one attempt number, but for a few joins the round before got
+// the number wrong.
+func stationaryWaits(gaps []joinedGap) []bool {
+	out := make([]bool, len(gaps))
+	for i := 0; i < len(gaps); {
+		j := i + 1
+		for j < len(gaps) && gaps[j].x-gaps[j-1].x <= stationaryTolerance {
+			j++
+		}
+		if gaps[j-1].x-gaps[i].x <= sharpWidth {
+			byPos := map[int]int{}
+			most := 0
+			for _, g := range gaps[i:j] {
+				byPos[g.pos]++
+				most = max(most, byPos[g.pos])
+			}
+			if other := j - i - most; other >= 2 && 2*other >= most {
+				for k := i; k < j; k++ {
+					out[k] = true
+				}
+			}
+		}
+		i = j
+	}
+	return out
+}
+
 // inferCaps sets the attempt cap of a service with no explicit one: the
-// first attempt number at which failures of retried classes find a
-// plausible retry hardly more often than successes would (the background:
-// successes scored as if they had failed there), when at least three
-// failures reached it. Below the cap nearly every such failure has its
-// retry where the gaps say; at the cap only a stray attempt is there.
-// Both are scored without the cap, so a cap never confirms itself.
+// first attempt number k at which failures of retried classes find a
+// plausible retry (a later attempt where the gaps say) about as often as
+// successes would by chance (the background: successes scored as if they
+// had failed there), and much less often than the failures below k did.
+// Below the cap nearly every such failure has its retry where the gaps
+// say; at the cap only a stray attempt is there. The two are weighed as
+// binomial likelihoods, so that a few failures at a cap (a policy of 3
+// attempts and a handful of requests that gave up) are enough when each
+// of them lacks its retry. Both are scored without the cap, so a cap
+// never confirms itself.
 func inferCaps(targets [][]*splitAttempt, sig *splitSignature, d gapDensity, caps map[string]int, window int64) {
 	byService := map[string][][]*splitAttempt{}
 	var services []string
@@ -415,40 +576,54 @@ func inferCaps(targets [][]*splitAttempt, sig *splitSignature, d gapDensity, cap
 	for _, svc := range services {
 		ts := byService[svc]
 		delete(caps, svc)
+		var hitsBelow, below float64
 		for k := 1; ; k++ {
 			atK := func(a *splitAttempt) bool { return a.pos == k && a.class != "" && sig.retried[a.class] > 0 }
-			failures, n := findsRetry(ts, sig, d, k, window, atK)
-			if n < 5 {
+			hits, n := findsRetry(ts, sig, d, k, window, atK)
+			if n < 2 {
 				break
 			}
-			success := func(a *splitAttempt) bool { return a.class == "" }
-			bg, _ := findsRetry(ts, sig, d, k, window, success)
-			if bg < 0.9 && (failures-bg)/(1-bg) < 0.3 {
-				caps[svc] = k
-				break
+			bgHits, bgN := findsRetry(ts, sig, d, k, window, func(a *splitAttempt) bool { return a.class == "" })
+			bg := bgHits / float64(max(bgN, 1))
+			if below > 0 {
+				q := min(0.99, max(0.5, hitsBelow/below))
+				bg = min(0.9, max(0.01, bg))
+				llr := hits*math.Log(bg/q) + (float64(n)-hits)*math.Log((1-bg)/(1-q))
+				if q > bg+0.2 && llr > math.Log(joinDoubt) {
+					caps[svc] = k
+					break
+				}
 			}
+			hitsBelow += hits
+			below += float64(n)
 		}
 	}
 }
 
-// findsRetry is the share of the chosen attempts (at most 400 of them,
-// evenly spread) that have a later attempt on the target at a gap where
-// the density of retry gaps at attempt number pos is above the rate of
-// unrelated starts; n is how many were chosen.
-func findsRetry(targets [][]*splitAttempt, sig *splitSignature, d gapDensity, pos int, window int64, chosen func(*splitAttempt) bool) (share float64, n int) {
-	const probes = 400
+// findsRetry counts the chosen attempts (at most 200 of them, evenly
+// spread; n is how many there were) that have a later attempt on the
+// target at a gap where the density of retry gaps at attempt number pos
+// is above the rate of unrelated starts, and returns that count scaled to
+// n. Successes are scored as failures of the classes that failed at that
+// position, in turn.
+func findsRetry(targets [][]*splitAttempt, sig *splitSignature, d gapDensity, pos int, window int64, chosen func(*splitAttempt) bool) (hits float64, n int) {
+	const probes = 200
+	var classes []string
 	for _, t := range targets {
 		for _, a := range t {
 			if chosen(a) {
 				n++
 			}
+			if a.pos == pos && a.class != "" && sig.retried[a.class] > 0 {
+				classes = append(classes, a.class)
+			}
 		}
 	}
 	if n == 0 {
-		return 1, n
+		return 0, n
 	}
 	step := max(1, n/probes)
-	scored, hits, seen := 0, 0, 0
+	scored, found, seen := 0, 0, 0
 	for _, t := range targets {
 		for i, a := range t {
 			if !chosen(a) {
@@ -458,8 +633,11 @@ func findsRetry(targets [][]*splitAttempt, sig *splitSignature, d gapDensity, po
 			if seen%step != 0 {
 				continue
 			}
+			probe := &splitAttempt{s: a.s, pos: pos, class: a.class}
+			if probe.class == "" && len(classes) > 0 {
+				probe.class = classes[scored%len(classes)]
+			}
 			scored++
-			probe := &splitAttempt{s: a.s, pos: pos}
 			for j := i + 1; j < len(t); j++ {
 				g := t[j].s.start - a.s.end
 				if t[j].s.start-a.s.start > window+(a.s.end-a.s.start) {
@@ -469,11 +647,11 @@ func findsRetry(targets [][]*splitAttempt, sig *splitSignature, d gapDensity, po
 					continue
 				}
 				if fg := sig.density(d, probe, g); fg > 0 && fg > backgroundRate(t, t[j].s.start) {
-					hits++
+					found++
 					break
 				}
 			}
 		}
 	}
-	return float64(hits) / float64(scored), n
+	return float64(found) / float64(scored) * float64(n), n
 }

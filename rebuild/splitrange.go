@@ -44,17 +44,30 @@ func alternatives(t []*splitAttempt, edges []joinEdge, retryChance func(*splitAt
 				best = k
 			}
 		}
+		// A failure left unretried whose candidates are all unlikely was,
+		// if its class is retried, most likely retried where nothing shows
+		// it, as when it has none.
+		lost := f.next < 0 && retriedHere(f, retryChance(f))
 		if best < 0 {
+			if lost {
+				out = append(out, lostRetry(t, i))
+			}
 			continue
 		}
 		e := cands[best]
 		if f.next < 0 && e.w <= -doubt || f.next >= 0 && e.w <= chosen-doubt {
+			if lost {
+				out = append(out, lostRetry(t, i))
+			}
 			continue
 		}
 		if f.next < 0 && t[e.to].prev >= 0 {
 			// Taking it from the failure it retries now is a swap there, not
 			// a join: weigh it against that join.
 			if old := edgeWeight(byFrom[t[e.to].prev], e.to); e.w <= old-doubt {
+				if lost {
+					out = append(out, lostRetry(t, i))
+				}
 				continue
 			}
 		}

@@ -260,7 +260,7 @@ type Config struct {
 	// SplitWorkers, when > 0, makes the split shape a pool of that many
 	// concurrent go-retryablehttp workers behind otelhttp (variant
 	// retryablehttp): each worker takes the next call as soon as it is
-	// done with the last, to one of three targets, so requests on a target
+	// done with the last, to one of four targets (three hosts), so requests on a target
 	// interleave and their attempts, each a trace of its own, are linked
 	// by nothing but time. Config.Rate stays the overall rate.
 	SplitWorkers int

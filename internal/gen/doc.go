@@ -159,11 +159,11 @@
 // one hashicorp/go-retryablehttp client behind otelhttp's Transport with no
 // span in the context. Each worker takes its next call after an
 // exponential pause (mean N/Config.Rate s, so Rate stays the overall rate)
-// whatever became of the last one; each call is a GET of one of three
+// whatever became of the last one; each call is a GET of one of four
 // targets (https://orders.partner.example/v1/orders,
-// https://stock.partner.example/v2/levels,
-// https://prices.partner.example/v1/quotes, each its own route with outage
-// windows listed as incidents). Every attempt is the root CLIENT span
+// https://stock.partner.example/v2/levels and /v2/movements,
+// https://prices.partner.example/v1/quotes; each host its own route with
+// outage windows listed as incidents). Every attempt is the root CLIENT span
 // "HTTP GET" of its own trace (scope
 // go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp) with
 // http.request.method, url.full, server.address,
@@ -172,9 +172,9 @@
 // and status ERROR without a message; a transport error is an "exception"
 // event, error.type (*net.OpError, *url.Error) and status ERROR with the
 // Go error text. The policy is the library's default: up to 5 attempts;
-// 429, 5xx, resets and timeouts retried after 1 s, 2 s, 4 s, 8 s (no
-// jitter; a 429's Retry-After instead); a bad request is a 409 Conflict,
-// not retried. No backoff events. Requests on one target interleave, so
+// 429, 5xx, resets and per-attempt timeouts retried after 1 s, 2 s, 4 s,
+// 8 s (no jitter; the Retry-After of a 429, or of 30% of 503s, instead,
+// which no span records); a bad request is a 409 Conflict, not retried. No backoff events. Requests on one target interleave, so
 // nothing but time links an attempt to the request it retries.
 //
 // orphan (service answer-api): a root SERVER span "POST /v1/answer" (scope

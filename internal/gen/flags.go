@@ -39,7 +39,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 	fs.BoolVar(&c.Counterfactual, "counterfactual", false, "record in the truth each request's latency had its first attempt met no fault (counterfactual_ms)")
 	fs.Var(flagval.NewFloat(&c.BigInputs, 0, 0, 1), "big-inputs", fmt.Sprintf("share of requests with %dx the prompt and %dx the output tokens that fail %dx as often (0: none)",
 		BigInputFactor, BigOutputFactor, BigFaultScale))
-	fs.Var(flagval.NewInt(&c.SplitWorkers, 0, 1, MaxSplitWorkers).OrZero("one sequential worker per shard"), "split-workers", "split shape: that many concurrent go-retryablehttp workers on three targets, each attempt a trace of its own (0: one sequential worker per shard)")
+	fs.Var(flagval.NewInt(&c.SplitWorkers, 0, 1, MaxSplitWorkers).OrZero("one sequential worker per shard"), "split-workers", "split shape: that many concurrent go-retryablehttp workers on four paths of three hosts, each attempt a trace of its own (0: one sequential worker per shard)")
 	fs.Var(flagval.NewDuration(&c.FlightBucket, 0, time.Millisecond, MaxWait).OrZero("none"), "flight-bucket", "record in the truth the attempts in flight: the peak, and offered load per bucket of this width, e.g. 1s (0: none)")
 	pathologies := fs.String("pathology", c.Pathologies.String(), `retry-hygiene problems to plant: retry-4xx=SERVICE (its client retries 4xx; `+
 		fmt.Sprint(Retry4xxShare*100)+`% of its requests are bad), ignore-retry-after=SERVICE, lockstep=ROUTE (an outage that fails every attempt at once); "none" for none`)

@@ -265,11 +265,12 @@ func (p *planner) newSplitWorker(first *simRequest, shard int) *splitWorker {
 	return w
 }
 
-// Targets of the retryablehttp variant: three partner APIs, each with its
-// own outage windows.
+// Targets of the retryablehttp variant: four paths on three partner APIs,
+// each API with its own outage windows.
 var retryableTargets = []endpoint{
 	{"GET", "https://orders.partner.example/v1/orders", "/v1/orders"},
 	{"GET", "https://stock.partner.example/v2/levels", "/v2/levels"},
+	{"GET", "https://stock.partner.example/v2/movements", "/v2/movements"},
 	{"GET", "https://prices.partner.example/v1/quotes", "/v1/quotes"},
 }
 
@@ -277,8 +278,13 @@ var retryableTargets = []endpoint{
 // with Config.SplitWorkers, so other runs keep their routes and incidents.
 func retryableRoutes() []*route {
 	var out []*route
+	seen := map[string]bool{}
 	for _, t := range retryableTargets {
 		host := hostOf(t.url)
+		if seen[host] {
+			continue // several paths on one host share its server
+		}
+		seen[host] = true
 		out = append(out, &route{host: host, port: 443, callee: strings.Split(host, ".")[0] + "-api", baseMs: 25, perInflight: 2,
 			jitterMs: 30, netMs: 3, timeoutMs: 2000, capacity: 25, faultScale: 1,
 			incidentShare: 0.04, incidentMs: 6000, incidentScale: 8})
@@ -289,9 +295,9 @@ func retryableRoutes() []*route {
 // assignRetryableWorkers hands the split requests round-robin to
 // Config.SplitWorkers workers of one go-retryablehttp client (DefaultRetryPolicy
 // and DefaultBackoff: up to 5 attempts, 1 s doubling to at most 30 s,
-// Retry-After honoured on 429; connection errors, 429 and 5xx are retried,
-// other 4xx not). Each call goes to one of three targets; a bad request
-// there is a 409 Conflict.
+// Retry-After honoured on 429 and 503; connection errors, 429 and 5xx
+// are retried, other 4xx not). Each call goes to one of four targets on
+// three hosts; a bad request there is a 409 Conflict.
 func (p *planner) assignRetryableWorkers(split []*simRequest) {
 	workers := make([]*splitWorker, p.cfg.SplitWorkers)
 	last := make([]*simRequest, len(workers))

@@ -45,6 +45,10 @@ func (s *simulation) serve(r *simRequest, a *attempt) {
 	case faultServerError:
 		a.serverEnd = a.serverStart + ns(firstByteMs*(0.05+0.5*rng.Float64()))
 		a.httpStatus, a.serverOut = pick(rng, []int{500, 502, 503}), 0
+		if r.variant == variantRetryable && a.httpStatus == 503 && rng.Float64() < 0.3 {
+			// go-retryablehttp honours a 503's Retry-After as a 429's.
+			a.retryAfterS = 1
+		}
 	case faultClientError:
 		a.serverEnd = a.serverStart + r.uniformMs(2, 10)
 		a.httpStatus, a.serverOut = r.clientErrorStatus, 0

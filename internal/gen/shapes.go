@@ -324,7 +324,8 @@ func (e *emitter) retryable(r *simRequest) emitted {
 		case a.fault == faultTimeout:
 			r.exception(s, a, "*url.Error", "context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
 		}
-		r.responseDetails(s, a)
+		// otelhttp records no response headers: a Retry-After is waited
+		// for, never seen on the span.
 		out.attempts = append(out.attempts, e.add(s))
 		e.server(r, a, s, r.target)
 	}

@@ -40,7 +40,7 @@ type attempt struct {
 	serverEnd   int64
 	fault       faultKind
 	httpStatus  int   // 0: no response
-	retryAfterS int   // 429: Retry-After seconds
+	retryAfterS int   // 429 (a 503 of the retryablehttp variant): Retry-After seconds
 	firstToken  int64 // streams: first token at the client; 0: none
 	outTokens   int   // output tokens the client received
 	serverOut   int   // output tokens the server generated
@@ -440,7 +440,7 @@ func (r *simRequest) backoffMs(layer int, a *attempt) float64 {
 		r.sleeps[layer] = d
 	case policyExponential:
 		d = min(l.capMs, l.baseMs*math.Pow(2, float64(n-1)))
-		if a.fault == faultRateLimited && a.retryAfterS > 0 {
+		if a.retryAfterS > 0 { // on a 429 or a 503
 			return float64(a.retryAfterS) * 1000
 		}
 	}

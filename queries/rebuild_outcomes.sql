@@ -10,7 +10,8 @@
 --                  rate_limited),
 --   attempt_cap    failed after as many attempts as any request of its
 --                  service, operation and route made (the cap seen), and
---                  more than one,
+--                  more than one, or, in nested loops, after as many tries
+--                  of the outer loop as any of them made (more than one),
 --   not_retryable  below the cap, the last attempt's failure was
 --                  deterministic (trigger client_error: a 4xx, or a parse,
 --                  schema or validation error),
@@ -32,7 +33,9 @@
 -- rebuilds the requests near (see rebuild_scope).
 CREATE OR REPLACE TEMP TABLE rebuild_detail AS
 WITH caps AS (
-    SELECT service, operation, route, max(attempts) AS cap FROM requests GROUP BY ALL
+    SELECT service, operation, route, max(attempts) AS cap,
+           max(layer_counts[1]) FILTER (WHERE len(layer_counts) > 1) AS outer_cap
+    FROM requests GROUP BY ALL
 ),
 -- The triggers the clients of each route retried: a failed attempt that
 -- another attempt of its request followed once it had ended (a hedge,
@@ -52,7 +55,9 @@ by_route AS (SELECT DISTINCT route, trigger FROM retried),
 by_client AS (SELECT DISTINCT service, trigger FROM retried),
 candidates AS (
     SELECT r.request_id, r.trace_id, r.span_id, r.service, r.operation, r.route, r.attempts,
-           r.outcome_detail, c.cap
+           r.outcome_detail, c.cap,
+           (r.attempts = c.cap AND r.attempts > 1)
+           OR (len(r.layer_counts) > 1 AND r.layer_counts[1] = c.outer_cap AND r.layer_counts[1] > 1) AS at_cap
     FROM requests r
     JOIN caps c ON c.service IS NOT DISTINCT FROM r.service AND c.operation IS NOT DISTINCT FROM r.operation
         AND c.route IS NOT DISTINCT FROM r.route
@@ -66,7 +71,8 @@ stated AS (
     WHERE trace_id IN (SELECT trace_id FROM candidates WHERE outcome_detail IS NOT NULL)
       AND (attributes['retryscope.exhausted.reason'] IN ('attempt_cap', 'deadline', 'no_progress', 'token_cap', 'no_capacity',
                                                          'retry_budget', 'not_retryable')
-           OR (status_code = 'error' AND regexp_matches(status_message, '(?i)retry quota exceeded|RetryQuotaExceeded|retry budget (exhausted|exceeded)')))
+           OR (status_code = 'error' AND regexp_matches(status_message,
+                   '(?i)retry quota exceeded|RetryQuotaExceeded|retry budget (exhausted|exceeded)|exceeded maximum number of attempts')))
 ),
 turned AS (
     SELECT request_id,
@@ -79,8 +85,8 @@ turned AS (
 ),
 judged AS (
     SELECT k.request_id, k.outcome_detail AS was,
-           CASE WHEN k.attempts = k.cap AND k.attempts > 1 AND t.turned_away THEN 'no_capacity'
-                WHEN k.attempts = k.cap AND k.attempts > 1 THEN 'attempt_cap'
+           CASE WHEN k.at_cap AND t.turned_away THEN 'no_capacity'
+                WHEN k.at_cap THEN 'attempt_cap'
                 WHEN t.last_trigger = 'client_error' THEN 'not_retryable'
                 WHEN rt.trigger IS NOT NULL OR rc.trigger IS NOT NULL THEN 'retry_budget'
                 WHEN t.turned_away THEN 'no_capacity'

@@ -72,7 +72,8 @@
 --     (retryscope.exhausted.reason), when that is one of attempt_cap,
 --     deadline, no_progress, token_cap, no_capacity, retry_budget,
 --     not_retryable; without one, retry_budget when its failed status says
---     the retry quota or budget ran out; deadline_ms: the
+--     the retry quota or budget ran out, attempt_cap when it says the
+--     maximum number of attempts was exceeded; deadline_ms: the
 --     deadline it states (retryscope.deadline_ms); length_cut: its answer
 --     stopped at the output token cap (gen_ai.response.finish_reasons
 --     holds "length"), for the request's outcome detail;
@@ -153,13 +154,16 @@ a AS (
                    IF starts_with(x.key, 'gen_ai.prompt.') OR starts_with(x.key, 'llm.input_messages.')] END AS input_parts,
         coalesce(attributes['retryscope.rejected_output'] = 'true', false) AS rejected_attr,
         -- A retry loop that gave up because its retry quota or budget was
-        -- empty says so in its error (the AWS SDKs' standard retryer:
-        -- "retry quota exceeded"), when it states no reason itself.
+        -- empty, or at its attempt cap, may say so in its error (the AWS SDK
+        -- for Go v2: "retry quota exceeded", "exceeded maximum number of
+        -- attempts"), when it states no reason itself.
         CASE WHEN attributes['retryscope.exhausted.reason'] IN ('attempt_cap', 'deadline', 'no_progress', 'token_cap', 'no_capacity',
                                                                  'retry_budget', 'not_retryable')
              THEN attributes['retryscope.exhausted.reason']
              WHEN status_code = 'error' AND regexp_matches(status_message, '(?i)retry quota exceeded|RetryQuotaExceeded|retry budget (exhausted|exceeded)')
-             THEN 'retry_budget' END AS exhausted_reason,
+             THEN 'retry_budget'
+             WHEN status_code = 'error' AND status_message ILIKE '%exceeded maximum number of attempts%'
+             THEN 'attempt_cap' END AS exhausted_reason,
         TRY_CAST(attributes['retryscope.deadline_ms'] AS DOUBLE) AS deadline_ms,
         coalesce(attributes['gen_ai.response.finish_reasons'] ILIKE '%length%', false) AS length_cut,
         CASE WHEN len(events) > 0 THEN events END AS events

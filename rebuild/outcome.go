@@ -36,7 +36,8 @@ type dumpEnd struct {
 //
 // The stated reasons are also retry_budget and not_retryable, and
 // retry_budget when the anchor's failure says its retry quota or budget
-// ran out (the AWS SDKs' "retry quota exceeded"). The rules that compare a
+// ran out (the AWS SDKs' "retry quota exceeded"), attempt_cap when it says
+// "exceeded maximum number of attempts" (the AWS SDK for Go v2). The rules that compare a
 // request with the others of its service, operation and route (attempt_cap,
 // not_retryable, retry_budget, and no_capacity against them) need every
 // request, and rebuild_outcomes applies them once they are all written.

@@ -43,7 +43,10 @@
 --     attempt" and hedge-loser rules need the neighbours and are applied by
 --     the rebuild); a gRPC attempt that failed before its Outbound message
 --     is a connection failure, an unexplained failure whose callee SERVER
---     span failed too is a server error;
+--     span failed too is a server error; an error code the AWS SDKs retry
+--     (throttling: rate_limited; RequestTimeout: timeout) wins over the
+--     HTTP 400 it comes with, and a parse, schema, validation or
+--     over-length error is a client_error (deterministic) without a 4xx;
 --   first_token_ns: the first first-token event ($3: gen_ai.first_token...);
 --   backoff_at_ns, backoff_ms: every retry.backoff event (start of the wait
 --     and its length);
@@ -68,7 +71,10 @@
 --     phases;
 --   exhausted_reason: why the span's retry loop gave up, as it states
 --     (retryscope.exhausted.reason), when that is one of attempt_cap,
---     deadline, no_progress, token_cap, no_capacity; deadline_ms: the
+--     deadline, no_progress, token_cap, no_capacity, retry_budget,
+--     not_retryable; without one, retry_budget when its failed status says
+--     the retry quota or budget ran out, attempt_cap when it says the
+--     maximum number of attempts was exceeded; deadline_ms: the
 --     deadline it states (retryscope.deadline_ms); length_cut: its answer
 --     stopped at the output token cap (gen_ai.response.finish_reasons
 --     holds "length"), for the request's outcome detail;
@@ -101,6 +107,7 @@ a AS (
         TRY_CAST(coalesce(attributes['http.response.status_code'], attributes['http.status_code']) AS BIGINT) AS http_status,
         TRY_CAST(attributes['rpc.grpc.status_code'] AS BIGINT) AS grpc_status,
         attributes['error.type'] AS error_type,
+        attributes['aws.error'] AS aws_error,
         list_filter(list_transform($1::VARCHAR[], k -> attributes[k]), v -> v IS NOT NULL)[1] AS explicit_id,
         TRY_CAST(list_filter(list_transform($2::VARCHAR[], k -> attributes[k]), v -> v IS NOT NULL)[1] AS BIGINT) AS explicit_attempt,
         TRY_CAST(attributes['http.request.resend_count'] AS BIGINT) AS resend_count,
@@ -147,8 +154,17 @@ a AS (
              THEN [x.key || '=' || x.value FOR x IN map_entries(attributes)
                    IF starts_with(x.key, 'gen_ai.prompt.') OR starts_with(x.key, 'llm.input_messages.')] END AS input_parts,
         coalesce(attributes['retryscope.rejected_output'] = 'true', false) AS rejected_attr,
-        CASE WHEN attributes['retryscope.exhausted.reason'] IN ('attempt_cap', 'deadline', 'no_progress', 'token_cap', 'no_capacity')
-             THEN attributes['retryscope.exhausted.reason'] END AS exhausted_reason,
+        -- A retry loop that gave up because its retry quota or budget was
+        -- empty, or at its attempt cap, may say so in its error (the AWS SDK
+        -- for Go v2: "retry quota exceeded", "exceeded maximum number of
+        -- attempts"), when it states no reason itself.
+        CASE WHEN attributes['retryscope.exhausted.reason'] IN ('attempt_cap', 'deadline', 'no_progress', 'token_cap', 'no_capacity',
+                                                                 'retry_budget', 'not_retryable')
+             THEN attributes['retryscope.exhausted.reason']
+             WHEN status_code = 'error' AND regexp_matches(status_message, '(?i)retry quota exceeded|RetryQuotaExceeded|retry budget (exhausted|exceeded)')
+             THEN 'retry_budget'
+             WHEN status_code = 'error' AND status_message ILIKE '%exceeded maximum number of attempts%'
+             THEN 'attempt_cap' END AS exhausted_reason,
         TRY_CAST(attributes['retryscope.deadline_ms'] AS DOUBLE) AS deadline_ms,
         coalesce(attributes['gen_ai.response.finish_reasons'] ILIKE '%length%', false) AS length_cut,
         CASE WHEN len(events) > 0 THEN events END AS events
@@ -162,6 +178,8 @@ e AS (
         -- does not make one.
         CASE WHEN status_code = 'error' OR error_type IS NOT NULL
              THEN [x.attributes['exception.type'] FOR x IN events IF x.name = 'exception'][1] END AS exception_type,
+        CASE WHEN status_code = 'error' OR error_type IS NOT NULL
+             THEN [x.attributes['exception.message'] FOR x IN events IF x.name = 'exception'][1] END AS exception_message,
         -- Shifted to fit a signed BIGINT.
         CASE WHEN input_text IS NOT NULL THEN (hash(input_text) >> 1)::BIGINT
              WHEN len(input_parts) > 0 THEN (hash(list_sort(input_parts)) >> 1)::BIGINT END AS input_hash,
@@ -173,6 +191,33 @@ e AS (
         nullif([TRY_CAST(x.attributes['retry.backoff_ms'] AS DOUBLE) FOR x IN events IF x.name = 'retry.backoff'], []) AS backoff_ms,
         nullif([x.time_ns FOR x IN events IF x.name = 'exception' OR x.name ILIKE '%retry%' OR x.name ILIKE '%fallback%'], []) AS retry_event_ns
     FROM a
+),
+-- The error code a failure names, where it names one, and whether it
+-- names a failure no retry fixes. AWS services answer throttling with
+-- HTTP 400 (or 503) and a code the SDKs retry after a backoff: the codes
+-- are the SDKs' own lists of throttling and transient errors
+-- (aws-sdk-go-v2 aws/retry, aws-sdk-js-v3 service-error-classification,
+-- botocore's standard retry mode). A code counts where the span's error
+-- shows it: error.type, the exception event's type or message, aws.error
+-- (the JS SDK instrumentation's), or the status message of a failed span.
+-- A parse, schema, validation or over-length error is deterministic,
+-- with or without an HTTP status.
+coded AS (
+    SELECT e.*,
+        CASE WHEN regexp_matches(concat_ws(' ', e.error_type, e.exception_type, e.exception_message, e.aws_error,
+                                           CASE WHEN e.status_code = 'error' THEN e.status_message END),
+                                 '\b(Throttling|ThrottlingException|ThrottledException|RequestThrottledException|TooManyRequestsException|ProvisionedThroughputExceededException|TransactionInProgressException|RequestLimitExceeded|BandwidthLimitExceeded|LimitExceededException|RequestThrottled|SlowDown|PriorRequestNotComplete|EC2ThrottledException)\b')
+             THEN 'rate_limited'
+             WHEN regexp_matches(concat_ws(' ', e.error_type, e.exception_type, e.exception_message, e.aws_error,
+                                           CASE WHEN e.status_code = 'error' THEN e.status_message END),
+                                 '\b(RequestTimeout|RequestTimeoutException)\b')
+             THEN 'timeout'
+             WHEN regexp_matches(concat_ws(' ', e.error_type, e.exception_type, e.aws_error,
+                                           CASE WHEN e.status_code = 'error' THEN e.status_message END),
+                                 '(?i)pars(e|er|ing)\b|parseerror|parserexception|jsondecode|decodeerror|schema|validation|context_length|context.window|too long|too large|toolong|toolarge|maximum context length|exceeds the maximum')
+             THEN 'deterministic'
+        END AS error_class
+    FROM e
 ),
 -- Joins between spans go by hash(trace_id, span_id): 8 bytes a key instead
 -- of 48 characters, so the hash tables stay small; a collision among the
@@ -223,10 +268,10 @@ SELECT
         WHEN e.error_type = 'cancelled' OR e.grpc_status = 1
             OR (e.status_code = 'error' AND (lower(e.status_message) IN ('cancelled', 'canceled')
                 OR e.status_message ILIKE '%code = Canceled%' OR e.status_message ILIKE 'CANCELLED:%')) THEN 'cancelled'
-        WHEN e.http_status = 429 OR e.grpc_status = 8 OR e.error_type = '429'
+        WHEN e.http_status = 429 OR e.grpc_status = 8 OR e.error_type = '429' OR e.error_class = 'rate_limited'
             OR e.error_type ILIKE '%RateLimit%' OR e.error_type ILIKE '%Throttl%'
             OR (e.status_code = 'error' AND (e.status_message ILIKE '%ResourceExhausted%' OR e.status_message ILIKE 'RESOURCE_EXHAUSTED%')) THEN 'rate_limited'
-        WHEN e.http_status = 408 OR e.grpc_status = 4 OR e.error_type = '408'
+        WHEN e.http_status = 408 OR e.grpc_status = 4 OR e.error_type = '408' OR e.error_class = 'timeout'
             OR e.error_type ILIKE '%timeout%' OR e.exception_type ILIKE '%timeout%'
             OR (e.status_code = 'error' AND (e.status_message ILIKE '%timed out%' OR e.status_message ILIKE '%timeout%'
                 OR e.status_message ILIKE '%DeadlineExceeded%' OR e.status_message ILIKE '%deadline exceeded%')) THEN 'timeout'
@@ -244,7 +289,8 @@ SELECT
                 OR e.status_message ILIKE '%code = Internal%')) THEN 'server_error'
         WHEN e.http_status >= 400 OR e.grpc_status IN (3, 5, 6, 7, 9, 11, 12, 16) OR regexp_full_match(coalesce(e.error_type, ''), '4\d\d')
             OR e.error_type ILIKE '%BadRequest%' OR e.error_type ILIKE '%Authentication%' OR e.error_type ILIKE '%NotFound%'
-            OR e.error_type ILIKE '%PermissionDenied%' OR e.error_type ILIKE '%Unprocessable%' THEN 'client_error'
+            OR e.error_type ILIKE '%PermissionDenied%' OR e.error_type ILIKE '%Unprocessable%'
+            OR (e.error_class = 'deterministic' AND (e.status_code = 'error' OR e.error_type IS NOT NULL)) THEN 'client_error'
         -- Failed with nothing more specific, but the callee's SERVER span
         -- failed too: the server answered with an error.
         WHEN (e.status_code = 'error' OR e.error_type IS NOT NULL OR e.grpc_status <> 0) AND srv.server_failed THEN 'server_error'
@@ -257,7 +303,7 @@ SELECT
     srv.server_start_ns, conn.conn_start_ns, conn.conn_end_ns,
     e.exhausted_reason, e.deadline_ms, e.length_cut,
     hash(e.trace_id) % $6::UBIGINT AS slice
-FROM e
+FROM coded e
 LEFT JOIN (SELECT hash(trace_id, span_id) AS k FROM rebuild_source) p ON p.k = hash(e.trace_id, e.parent_span_id)
 LEFT JOIN srv ON srv.k = hash(e.trace_id, e.span_id)
 LEFT JOIN conn ON conn.k = hash(e.trace_id, e.span_id)

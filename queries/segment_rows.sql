@@ -47,7 +47,9 @@
 --   retry_after_ignored_ms  the elapsed time of those made sooner
 --   retry_gaps_ms       the gap before each retry the client timed itself
 --                       (after a response without Retry-After; hedges, which
---                       overlap, left out), in ordinal order, or NULL
+--                       overlap, and re-prompts after an evaluator rejected
+--                       the output, which no backoff helps, left out), in
+--                       ordinal order, or NULL
 --   retry_starts_ns     the start of every attempt but the first, or NULL
 --   outcome_detail      what ended the request beyond ok/error, or NULL
 --   final_output_tokens, final_attempt_ms  output tokens and elapsed time
@@ -87,6 +89,7 @@ ordered AS (
            ordinal > 1 AND route IS NOT DISTINCT FROM first_value(route) OVER w AS same_route_retry,
            ordinal > 1 AND route IS DISTINCT FROM first_value(route) OVER w AS alternate_route_retry,
            lag(retry_after_s) OVER w AS after_retry_after_s,
+           coalesce(lag(trigger) OVER w = 'rejected_output', false) AS after_rejection,
            outcome = 'ok' AS attempt_ok
     FROM attempts
     -- Only the window's retried requests: a nightly report over a database
@@ -131,7 +134,7 @@ per_request AS (
            coalesce(sum(round(elapsed_ms * 1e6)::BIGINT)
                     FILTER (WHERE gap_before_ms >= 0 AND gap_before_ms < after_retry_after_s * 1000), 0) / 1e6 AS retry_after_ignored_ms,
            list(gap_before_ms ORDER BY ordinal)
-               FILTER (WHERE gap_before_ms >= 0 AND coalesce(after_retry_after_s, 0) <= 0) AS retry_gaps_ms,
+               FILTER (WHERE gap_before_ms >= 0 AND coalesce(after_retry_after_s, 0) <= 0 AND NOT after_rejection) AS retry_gaps_ms,
            list(start_ns ORDER BY ordinal) FILTER (WHERE ordinal > 1) AS retry_starts_ns
     FROM ordered
     GROUP BY request_id

@@ -23,6 +23,7 @@ func ms(ns int64) float64 { return float64(ns) / 1e6 }
 func measure(g *group) (*model.Request, []*model.Attempt, int) {
 	sortGroup(g)
 	triggers := attemptTriggers(g)
+	retryableClientErrors(g, triggers)
 	final := finalAttempt(g.attempts, triggers)
 	req := requestOf(g, triggers, final)
 	decompose(req, g, final)

@@ -19,8 +19,8 @@ type dumpEnd struct {
 //
 //   - stated: failed, and the anchor span states why its loop gave up
 //     (retryscope.exhausted.reason: attempt_cap, deadline, no_progress,
-//     token_cap or no_capacity; rebuild_spans keeps only those), the only
-//     way to learn no_progress;
+//     token_cap, no_capacity, retry_budget or not_retryable; rebuild_spans
+//     keeps only those), the only way to learn no_progress;
 //   - unfinished: failed, the anchor names a parent span that was never
 //     exported (the logical span had not ended), and the request ends
 //     within the window of the dump's end: the loop was still running;
@@ -31,11 +31,16 @@ type dumpEnd struct {
 //     (gen_ai.response.finish_reasons holds "length"), whatever the
 //     outcome;
 //   - no_capacity: failed, and every attempt was turned away for want of
-//     capacity (HTTP 429 or 503, gRPC RESOURCE_EXHAUSTED).
+//     capacity (HTTP 429 or 503, gRPC RESOURCE_EXHAUSTED, a throttling
+//     code).
 //
-// The last rule, attempt_cap (failed after as many attempts as any request
-// of its service, operation and route made), needs every request, and
-// rebuild_outcomes applies it once they are all written.
+// The stated reasons are also retry_budget and not_retryable, and
+// retry_budget when the anchor's failure says its retry quota or budget
+// ran out (the AWS SDKs' "retry quota exceeded"), attempt_cap when it says
+// "exceeded maximum number of attempts" (the AWS SDK for Go v2). The rules that compare a
+// request with the others of its service, operation and route (attempt_cap,
+// not_retryable, retry_budget, and no_capacity against them) need every
+// request, and rebuild_outcomes applies them once they are all written.
 func outcomeDetail(req *model.Request, g *group, attempts []*model.Attempt, final int, dump dumpEnd) string {
 	anchor := g.anchor
 	if anchor == nil {
@@ -62,6 +67,6 @@ func outcomeDetail(req *model.Request, g *group, attempts []*model.Attempt, fina
 // hadCapacity: the attempt was not turned away for want of capacity.
 func hadCapacity(a *model.Attempt) bool {
 	turnedAway := (a.HTTPStatus != nil && (*a.HTTPStatus == 429 || *a.HTTPStatus == 503)) ||
-		(a.GRPCStatus != nil && *a.GRPCStatus == 8)
+		(a.GRPCStatus != nil && *a.GRPCStatus == 8) || a.Trigger == model.TriggerRateLimited
 	return !turnedAway
 }

@@ -86,10 +86,13 @@ func retryLockstep(s *segment.Segment) *Finding {
 	}
 }
 
-// statusCount is how many retries followed a client error of one status.
+// statusCount is how many retries followed a client error of one status
+// on one route, how many of them succeeded, and their time and tokens.
 type statusCount struct {
-	status  string
-	retries int64
+	route, status string
+	retries, ok   int64
+	ms            float64
+	tokens        int64
 }
 
 // clientErrorStatuses counts, per findings segment, the retries made right
@@ -103,14 +106,14 @@ func clientErrorStatuses(ctx context.Context, st *store.Store, win model.Window)
 	defer rows.Close()
 	out := map[string][]statusCount{}
 	for rows.Next() {
-		var service, operation, route, status string
-		var n int64
-		if err := rows.Scan(&service, &operation, &route, &status, &n); err != nil {
+		var service, operation string
+		var c statusCount
+		if err := rows.Scan(&service, &operation, &c.route, &c.status, &c.retries, &c.ok, &c.ms, &c.tokens); err != nil {
 			return nil, fmt.Errorf("client error statuses: %w", err)
 		}
 		key := segmentName(map[string]string{string(segment.KindService): service,
-			string(segment.KindOperation): operation, string(segment.KindRoute): route})
-		out[key] = append(out[key], statusCount{status, n})
+			string(segment.KindOperation): operation, string(segment.KindRoute): c.route})
+		out[key] = append(out[key], c)
 	}
 	return out, rows.Err()
 }

@@ -230,7 +230,9 @@ func TestNoJitterTruth(t *testing.T) {
 	gaps := map[string]int64{}
 	for _, r := range truth.Requests {
 		for i := 1; i < len(r.AttemptList); i++ {
-			if r.AttemptList[i-1].RetryAfterS == 0 {
+			// Re-prompts after an evaluator's rejection are no backoff
+			// (seed 004): no_jitter leaves them out.
+			if r.AttemptList[i-1].RetryAfterS == 0 && r.AttemptList[i-1].Trigger != "rejected_output" {
 				gaps[truthSegment(r)]++
 			}
 		}

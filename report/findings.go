@@ -150,36 +150,81 @@ func segmentValues(seg map[string]string) string {
 const minWasted = 5
 
 // clientErrorRetries finds retries after deterministic failures (400, 401,
-// 403, 404, 422 ...), which no retry fixes, with how many followed each
-// status.
-func clientErrorRetries(ctx context.Context, st *store.Store, win model.Window, all *segment.Measures, segs []segment.Segment) ([]Finding, error) {
-	out, _ := perSegment(clientErrorRule)(ctx, st, win, all, segs)
-	if len(out) == 0 {
-		return out, nil
-	}
+// 403, 404, 422, parse and schema errors ...), which no retry fixes, with
+// how many followed each status. A status whose retries mostly succeed on
+// a route is not deterministic there, whatever its code says (AWS
+// services answer throttling with 400, a conflict may clear): its retries
+// are left out, and said so, rather than advised against.
+func clientErrorRetries(ctx context.Context, st *store.Store, win model.Window, _ *segment.Measures, segs []segment.Segment) ([]Finding, error) {
 	byStatus, err := clientErrorStatuses(ctx, st, win)
 	if err != nil {
 		return nil, err
 	}
-	for i := range out {
-		for _, c := range byStatus[segmentName(out[i].Segment)] {
-			out[i].Evidence = append(out[i].Evidence, counted("retries after "+c.status, float64(c.retries)))
+	retryable := retryableStatuses(byStatus)
+	var out []Finding
+	for i := range segs {
+		s := &segs[i]
+		name := segmentName(s.By)
+		var wasted Cost
+		var ev, left []Evidence
+		for _, c := range byStatus[name] {
+			if retryable[[2]string{s.By[string(segment.KindRoute)], c.status}] {
+				left = append(left, counted(fmt.Sprintf("retries after %s left out: %d of them succeeded (retryable on this route)", c.status, c.ok),
+					float64(c.retries)))
+				continue
+			}
+			wasted.Attempts += c.retries
+			wasted.TimeMs += c.ms
+			wasted.Tokens += c.tokens
+			ev = append(ev, counted("retries after "+c.status, float64(c.retries)))
 		}
+		if wasted.Attempts < minWasted {
+			continue
+		}
+		n := wasted.Attempts
+		f := Finding{Kind: "retry_on_client_error", Segment: s.By,
+			Problem: fmt.Sprintf("%d retries followed a client error (4xx such as 400, 404 or 422, or a parse or schema error) that a retry does not fix", n),
+			Evidence: append(append([]Evidence{counted("retries after a client error", float64(n)),
+				shareOf("share of the segment's attempts", float64(n)/float64(s.Attempts))}, ev...), left...),
+			Cost:   wasted,
+			Change: "stop retrying deterministic client errors (400, 401, 403, 404, 422) on " + name + "; fix the request instead",
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }
 
-func clientErrorRule(s *segment.Segment) *Finding {
-	if s.ClientErrorRetries < minWasted {
-		return nil
+// retryableMinRetries and retryableShare: a status is retryable on a
+// route when at least retryableMinRetries retries followed it there and
+// at least retryableShare of them succeeded. A deterministic failure
+// fails again on every retry.
+const (
+	retryableMinRetries = minWasted
+	retryableShare      = 0.5
+)
+
+// retryableStatuses are the (route, status) pairs whose retries, over
+// every findings segment of the route, mostly succeeded.
+func retryableStatuses(byStatus map[string][]statusCount) map[[2]string]bool {
+	type tally struct{ retries, ok int64 }
+	sums := map[[2]string]*tally{}
+	for _, counts := range byStatus {
+		for _, c := range counts {
+			k := [2]string{c.route, c.status}
+			if sums[k] == nil {
+				sums[k] = &tally{}
+			}
+			sums[k].retries += c.retries
+			sums[k].ok += c.ok
+		}
 	}
-	n := s.ClientErrorRetries
-	return &Finding{Kind: "retry_on_client_error",
-		Problem:  fmt.Sprintf("%d retries followed a client error (4xx such as 400, 404 or 422) that a retry does not fix", n),
-		Evidence: []Evidence{counted("retries after a client error", float64(n)), shareOf("share of the segment's attempts", float64(n)/float64(s.Attempts))},
-		Cost:     Cost{Attempts: n, TimeMs: s.ClientErrorRetryMs, Tokens: s.ClientErrorRetryTokens},
-		Change:   "stop retrying deterministic client errors (400, 401, 403, 404, 422) on " + segmentName(s.By) + "; fix the request instead",
+	out := map[[2]string]bool{}
+	for k, t := range sums {
+		if t.retries >= retryableMinRetries && float64(t.ok) >= retryableShare*float64(t.retries) {
+			out[k] = true
+		}
 	}
+	return out
 }
 
 // findingsTable lays the findings out, most costly first; each finding's

@@ -162,6 +162,11 @@ type Outcomes struct {
 	Cancelled  int `json:"cancelled"`
 	Unfinished int `json:"unfinished"`
 	NoProgress int `json:"no_progress"`
+	// RetryBudget counts the requests a retry budget or quota stopped
+	// below their cap, NotRetryable those that stopped on a failure no
+	// retry fixes.
+	RetryBudget  int `json:"retry_budget"`
+	NotRetryable int `json:"not_retryable"`
 	// DeadlineAttempts and DeadlineMs are the attempts and the latency of
 	// the requests the deadline ended.
 	DeadlineAttempts int64   `json:"deadline_attempts"`
@@ -185,6 +190,10 @@ func (o *Outcomes) add(detail string) {
 		o.Unfinished++
 	case "no_progress":
 		o.NoProgress++
+	case "retry_budget":
+		o.RetryBudget++
+	case "not_retryable":
+		o.NotRetryable++
 	}
 }
 

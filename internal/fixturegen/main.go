@@ -43,6 +43,9 @@ func build(out string) error {
 		func() error {
 			return buildNodeRetryAfter(out, "anthropic-node-undici-retry-after", 14, t0+ms(7_200_000))
 		},
+		func() error {
+			return buildAWSThrottle(filepath.Join(out, "aws-sdk-go-v2-dynamodb-throttling"), t0+ms(10_800_000))
+		},
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {

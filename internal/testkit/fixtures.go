@@ -42,6 +42,9 @@ type ExpectedRequest struct {
 	FinalRoute     *string   `json:"final_route"`
 	TTFTMS         *float64  `json:"ttft_ms"`
 	MissingParents []string  `json:"missing_parents"`
+	// Exhausted, where a fixture records it, is what ended a failed
+	// request's loop: attempt_cap, retry_budget, not_retryable ...
+	Exhausted string `json:"exhausted"`
 }
 
 // Fixture is one directory of testdata/fixtures.

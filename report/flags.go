@@ -21,6 +21,11 @@ import (
 	"github.com/retryscope/retryscope/segment"
 )
 
+// DefaultMinCohort is --min-cohort's default: 10 requests give a median
+// (the sample rule's least for p50), so the retried requests of a day
+// stand apart by their first trigger instead of pooling into (other).
+const DefaultMinCohort = 10
+
 // Flags are the command-line flags that choose what a report shows and
 // where it is written; the report and run commands share them.
 type Flags struct {
@@ -40,6 +45,8 @@ type Flags struct {
 	ampBudget string
 	prices    string
 	taskKey   string
+	full      bool
+	sections  string
 
 	opt Options
 }
@@ -60,8 +67,10 @@ func (r *Flags) Register(fs *pflag.FlagSet, outputFlag string) {
 	fs.StringVar(&r.until, "until", "", "report the requests started before this time (RFC 3339, or a UTC day)")
 	fs.StringVar(&r.bucket, "bucket", "1h", "width of the time dimension (e.g. 15m, 1h, 1d)")
 	fs.BoolVar(&r.ci, "ci", false, "add seeded bootstrap 95% confidence intervals to p95/p99 and added latency")
+	fs.BoolVar(&r.full, "full", false, "show every section, not a screen's worth (JSON always holds every one)")
+	fs.StringVar(&r.sections, "section", "", "show these sections, comma-separated, in this order: "+strings.Join(Sections, ", ")+"; or all")
 	fs.BoolVar(&r.findings, "findings", false, "print only the findings: what to change in the retry policy, most costly first")
-	fs.IntVar(&r.minCohort, "min-cohort", segment.DefaultMinCohort, "segments with fewer requests are pooled into (other)")
+	fs.IntVar(&r.minCohort, "min-cohort", DefaultMinCohort, "segments with fewer requests are pooled into (other)")
 	fs.StringVar(&r.sortBy, "sort", "retried_p99", "segment order: retried_p99, amplification, requests or key")
 	fs.StringVar(&r.p99Budget, "p99-budget", "none", "p99 latency the marginal yield's attempt ceiling keeps to (e.g. 2s, 800ms), or none")
 	fs.StringVar(&r.ampBudget, "amplification-budget", "none", "attempts per request the attempt ceiling keeps to (e.g. 1.2), or none")
@@ -130,7 +139,12 @@ func (r *Flags) Check() error {
 			return fmt.Errorf("--prices: %w", err)
 		}
 	}
-	r.opt.Segments, r.opt.Baseline, r.opt.FindingsOnly = spec, r.baseline, r.findings
+	r.opt.Segments, r.opt.Baseline, r.opt.FindingsOnly, r.opt.Full = spec, r.baseline, r.findings, r.full
+	if r.sections != "" {
+		if r.opt.Sections, err = ParseSections(r.sections); err != nil {
+			return fmt.Errorf("--section: %w", err)
+		}
+	}
 	return r.checkBudgets()
 }
 

@@ -59,9 +59,9 @@ func (r *Flags) Register(fs *pflag.FlagSet, outputFlag string) {
 	} else {
 		fs.StringVar(&r.output, outputFlag, "", "write the report to FILE (format from its extension: .txt .md .csv .json .html)")
 	}
-	fs.StringVar(&r.format, "format", "", "table, markdown, csv, json or html (default: from -o's extension, else table)")
+	fs.StringVar(&r.format, "format", "", "table, markdown, csv, json or html (default: from --"+outputFlag+"'s extension, else table)")
 	fs.StringVar(&r.baseline, "baseline", baseline.KindHealthy, "baseline kind for added latency: "+strings.Join(baseline.Kinds(), ", ")+", all, or none")
-	fs.StringVar(&r.by, "by", "trigger", "segment dimensions, comma-separated (see below); none for no segments")
+	fs.StringVar(&r.by, "by", "trigger", "segment dimensions, comma-separated: "+strings.Join(segment.KindNames(), ", ")+" (time:15m for a width), attr:NAME, resource:NAME; none for no segments")
 	fs.StringArrayVar(&r.where, "where", nil, "keep segment requests where DIM=V1|V2 or DIM!=V (repeatable)")
 	fs.StringVar(&r.since, "since", "", "report the requests started at or after this time (RFC 3339, or a UTC day 2026-11-29)")
 	fs.StringVar(&r.until, "until", "", "report the requests started before this time (RFC 3339, or a UTC day)")

@@ -118,7 +118,7 @@ func crashRun(t *testing.T, dir, crashAt string, args ...string) (killed bool, c
 // relative to the work directory so that two work directories give the
 // same bytes.
 func crashNight(night int) []string {
-	return []string{"run", "--db", "db.duckdb", "--parquet", "parquet", "--report", "report.md",
+	return []string{"run", "--db", "db.duckdb", "--parquet", "parquet", "--report", "report.md", "--full",
 		"--baseline", "all", filepath.Join("..", "dumps", "night"+string(rune('0'+night)))}
 }
 

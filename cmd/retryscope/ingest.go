@@ -37,7 +37,7 @@ const ingestExamples = `
 func runIngest(ctx context.Context, e env, args []string) error {
 	fs := newFlags("ingest", "ingest [--db FILE] PATH...", ingestExamples)
 	var db dbFlags
-	db.register(fs)
+	db.register(fs, true)
 	var lim ingest.Limits
 	checkLimits := lim.RegisterFlags(fs)
 	workers := fs.Int("workers", 0, "decoding goroutines (default: one per CPU)")

@@ -706,6 +706,7 @@ func TestParquetTypes(t *testing.T) {
 		double  = "DOUBLE"
 		varchar = "VARCHAR"
 		integer = "INTEGER"
+		bigint  = "BIGINT"
 		date    = "DATE"
 	)
 	want := map[string]map[string]string{
@@ -722,7 +723,8 @@ func TestParquetTypes(t *testing.T) {
 			"request_id": varchar, "kind": varchar, "provenance": varchar, "method": varchar,
 			"latency_ms": double, "l0_ms": double, "added_ms": double, "date": date,
 		},
-		"daily": {"service": varchar, "operation": varchar, "amplification": double, "date": date},
+		"daily": {"service": varchar, "operation": varchar, "amplification": double, "date": date,
+			"logical_requests": bigint, "attempts": bigint, "duplicated_output_tokens": bigint},
 	}
 	for table, cols := range want {
 		got := types(table)

@@ -34,6 +34,9 @@ type Options struct {
 	Days []string
 	// Log gets a line per table.
 	Log io.Writer
+	// Progress, when set, is told after each day file: the table, and
+	// how many files of all the export are written.
+	Progress func(table string, done, total int)
 }
 
 // Result counts what was written.
@@ -68,8 +71,15 @@ func Export(ctx context.Context, st *store.Store, dir string, opt Options) (Resu
 			return res, err
 		}
 	}
+	done, total := 0, len(Tables)*len(days)
+	tell := func(name string) {
+		done++
+		if opt.Progress != nil {
+			opt.Progress(name, min(done, total), total)
+		}
+	}
 	for _, name := range Tables {
-		r, err := exportTable(ctx, st, dir, name, days, full)
+		r, err := exportTable(ctx, st, dir, name, days, full, tell)
 		if err != nil {
 			return res, fmt.Errorf("export %s: %w", name, err)
 		}
@@ -83,7 +93,7 @@ func Export(ctx context.Context, st *store.Store, dir string, opt Options) (Resu
 
 // exportTable writes table name's partitions of days; a full export also
 // removes the partitions on disk of any other day.
-func exportTable(ctx context.Context, st *store.Store, dir, name string, days []string, full bool) (Result, error) {
+func exportTable(ctx context.Context, st *store.Store, dir, name string, days []string, full bool, tell func(string)) (Result, error) {
 	var res Result
 	src := queries.Get("export_" + name)
 	tableDir := filepath.Join(dir, name)
@@ -108,6 +118,7 @@ func exportTable(ctx context.Context, st *store.Store, dir, name string, days []
 		os.Remove(f)
 	}
 	for _, day := range days {
+		tell(name)
 		partDir := filepath.Join(tableDir, "date="+day)
 		final := filepath.Join(partDir, "data.parquet")
 		_, statErr := os.Stat(partDir)

@@ -9,13 +9,13 @@ SELECT
     CAST(make_timestamp(start_ns // 1000) AS DATE) AS date,
     service, operation,
     count(*) AS logical_requests,
-    sum(attempts) AS attempts,
+    sum(attempts)::BIGINT AS attempts,
     sum(attempts)::DOUBLE / count(*) AS amplification,
     count(*) FILTER (WHERE attempts > 1) AS retried,
     count(*) FILTER (WHERE attempts > 1 AND outcome = 'ok') AS retried_ok,
     count(*) FILTER (WHERE outcome = 'error') AS failed,
     sum(latency_ms ORDER BY request_id) AS latency_ms_sum,
-    sum(duplicated_output_tokens) AS duplicated_output_tokens,
+    sum(duplicated_output_tokens)::BIGINT AS duplicated_output_tokens,
     sum(hidden_work_ms ORDER BY request_id) AS hidden_work_ms
 FROM export_scope
 GROUP BY ALL

@@ -33,7 +33,7 @@ func sampleReport(t *testing.T) *Report {
 		t.Fatal(err)
 	}
 	rep, err := Build(ctx, st, Options{Segments: segment.Spec{By: by, CI: true, MinCohort: 10, BaselineKind: "healthy"},
-		Baseline: "all", Source: "sample.duckdb", Explain: true})
+		Baseline: "all", Source: "sample.duckdb", Explain: true, Full: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func sameValue(csvCell string, js any) bool {
 	return err == nil && f == js.(float64)
 }
 
-var shownFigure = regexp.MustCompile(`^\$?([-+]?[0-9.]+)(ms|%|x)?$`)
+var shownFigure = regexp.MustCompile(`^\$?([-+]?[0-9.]+) ?(ms|s|min|h|%|x)?$`)
 
 // sameFigure reports whether a figure as shown is raw rounded the way its
 // unit is shown; "-" and "n<N" stand for an empty raw value, "" for a
@@ -264,6 +264,14 @@ func sameFigure(shown, raw string) bool {
 		s /= 100
 		v = math.Round(v*1000) / 1000
 		return math.Abs(s-v) < 1e-9
+	}
+	switch m[2] { // durations are shown in the unit that reads best; raw is ms
+	case "s":
+		v /= 1000
+	case "min":
+		v /= 60_000
+	case "h":
+		v /= 3_600_000
 	}
 	decimals := 0
 	if i := strings.IndexByte(m[1], '.'); i >= 0 {

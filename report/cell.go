@@ -145,17 +145,36 @@ func signed(v float64, s string) string {
 	return "+" + s
 }
 
-// fmtMs keeps three or more significant digits: 1234ms, 90.2ms, 4.51ms.
+// fmtMs writes a duration given in ms as a person reads it, to three
+// significant digits: 4.51 ms, 90.2 ms, 1.23 s, 12.0 s, 3.5 min, 73 min,
+// 2.5 h.
 func fmtMs(v float64) string {
+	f := func(x float64, unit string) string {
+		prec := 0
+		switch a := max(x, -x); {
+		case a < 10:
+			prec = 2
+		case a < 100:
+			prec = 1
+		}
+		return strconv.FormatFloat(x, 'f', prec, 64) + " " + unit
+	}
 	switch a := max(v, -v); {
 	case a == 0:
-		return "0ms"
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 0, 64) + "ms"
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64) + "ms"
+		return "0 ms"
+	case a < 1000:
+		return f(v, "ms")
+	case a < 60_000:
+		return f(v/1000, "s")
+	case a < 7_200_000: // up to two hours in minutes: 73 min reads better than 1.2 h
+		if a < 600_000 {
+			return strconv.FormatFloat(v/60_000, 'f', 1, 64) + " min"
+		}
+		return strconv.FormatFloat(v/60_000, 'f', 0, 64) + " min"
+	case a < 36_000_000:
+		return strconv.FormatFloat(v/3_600_000, 'f', 1, 64) + " h"
 	}
-	return strconv.FormatFloat(v, 'f', 2, 64) + "ms"
+	return strconv.FormatFloat(v/3_600_000, 'f', 0, 64) + " h"
 }
 
 // raw is the cell as CSV holds it: the full-precision value in its base

@@ -30,6 +30,11 @@ const (
 	MaxAmplificationBudget = 100
 )
 
+// DefaultMinCohort is --min-cohort's default: 10 requests give a median
+// (the sample rule's least for p50), so the retried requests of a day
+// stand apart by their first trigger instead of pooling into (other).
+const DefaultMinCohort = 10
+
 // Flags are the command-line flags that choose what a report shows and
 // where it is written; the report and run commands share them.
 type Flags struct {
@@ -49,6 +54,8 @@ type Flags struct {
 	ampBudget string
 	prices    string
 	taskKey   string
+	full      bool
+	sections  string
 
 	opt Options
 }
@@ -61,16 +68,18 @@ func (r *Flags) Register(fs *pflag.FlagSet, outputFlag string) {
 	} else {
 		fs.StringVar(&r.output, outputFlag, "", "write the report to FILE (format from its extension: .txt .md .csv .json .html)")
 	}
-	fs.StringVar(&r.format, "format", "", "table, markdown, csv, json or html (default: from -o's extension, else table)")
+	fs.StringVar(&r.format, "format", "", "table, markdown, csv, json or html (default: from --"+outputFlag+"'s extension, else table)")
 	fs.StringVar(&r.baseline, "baseline", baseline.KindHealthy, "baseline kind for added latency: "+strings.Join(baseline.Kinds(), ", ")+", all, or none")
-	fs.StringVar(&r.by, "by", "trigger", "segment dimensions, comma-separated (see below); none for no segments")
+	fs.StringVar(&r.by, "by", "trigger", "segment dimensions, comma-separated: "+strings.Join(segment.KindNames(), ", ")+" (time:15m for a width), attr:NAME, resource:NAME; none for no segments")
 	fs.StringArrayVar(&r.where, "where", nil, "keep segment requests where DIM=V1|V2 or DIM!=V (repeatable)")
 	fs.StringVar(&r.since, "since", "", "report the requests started at or after this time (RFC 3339, or a UTC day 2026-11-29)")
 	fs.StringVar(&r.until, "until", "", "report the requests started before this time (RFC 3339, or a UTC day)")
 	fs.StringVar(&r.bucket, "bucket", "1h", "width of the time dimension (e.g. 15m, 1h, 1d)")
 	fs.BoolVar(&r.ci, "ci", false, "add seeded bootstrap 95% confidence intervals to p95/p99 and added latency")
+	fs.BoolVar(&r.full, "full", false, "show every section, not a screen's worth (JSON always holds every one)")
+	fs.StringVar(&r.sections, "section", "", "show these sections, comma-separated, in this order: "+strings.Join(Sections, ", ")+"; or all")
 	fs.BoolVar(&r.findings, "findings", false, "print only the findings: what to change in the retry policy, most costly first")
-	fs.Var(flagval.NewInt(&r.minCohort, segment.DefaultMinCohort, 1, MaxMinCohort), "min-cohort", "segments with fewer requests are pooled into (other)")
+	fs.Var(flagval.NewInt(&r.minCohort, DefaultMinCohort, 1, MaxMinCohort), "min-cohort", "segments with fewer requests are pooled into (other)")
 	fs.StringVar(&r.sortBy, "sort", "retried_p99", "segment order: retried_p99, amplification, requests or key")
 	fs.StringVar(&r.p99Budget, "p99-budget", "none", "p99 latency the marginal yield's attempt ceiling keeps to (e.g. 2s, 800ms), or none")
 	fs.StringVar(&r.ampBudget, "amplification-budget", "none", "attempts per request the attempt ceiling keeps to (e.g. 1.2), or none")
@@ -139,7 +148,12 @@ func (r *Flags) Check() error {
 			return fmt.Errorf("--prices: %w", err)
 		}
 	}
-	r.opt.Segments, r.opt.Baseline, r.opt.FindingsOnly = spec, r.baseline, r.findings
+	r.opt.Segments, r.opt.Baseline, r.opt.FindingsOnly, r.opt.Full = spec, r.baseline, r.findings, r.full
+	if r.sections != "" {
+		if r.opt.Sections, err = ParseSections(r.sections); err != nil {
+			return fmt.Errorf("--section: %w", err)
+		}
+	}
 	return r.checkBudgets()
 }
 

@@ -71,6 +71,8 @@ type settings struct {
 	seed      uint64
 	resamples int
 	minCohort int
+	full      bool     // every section (--full)
+	sections  []string // the sections asked for (--section), nil for the default
 }
 
 // Workload is every request of the window: the segment engine's measures
@@ -148,6 +150,11 @@ type Options struct {
 	Explain bool
 	// FindingsOnly shows the findings alone.
 	FindingsOnly bool
+	// Full shows every section, and Sections, when set, those named (of
+	// Sections); else the report shows DefaultSections. JSON holds every
+	// section either way.
+	Full     bool
+	Sections []string
 	// YieldBudget is what the marginal yield's attempt ceiling keeps to.
 	YieldBudget YieldBudget
 	// Whatif, when set, replays the requests of the window under another
@@ -199,7 +206,8 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	}
 	rep := &Report{Schema: Schema, Window: newWindow(opt.Window, opt.Why), Baselines: []baseline.Block{},
 		Segments: []segment.Segment{}, SegmentBy: []string{}}
-	rep.settings = settings{source: opt.Source, explain: opt.Explain, findings: opt.FindingsOnly, ci: spec.CI}
+	rep.settings = settings{source: opt.Source, explain: opt.Explain, findings: opt.FindingsOnly, ci: spec.CI,
+		full: opt.Full, sections: opt.Sections}
 
 	// The workload is the segment engine with no filter; in the same pass
 	// it segments the requests by FindingDims, every cohort on its own,

@@ -93,28 +93,63 @@ func (r *row) add(key, head string, c Cell) {
 }
 
 // Tables lays the report out as the tables text, Markdown and HTML show,
-// in order: the workload, the findings, latency, layers, triggers, (with
-// explain) the rebuild rules, the baselines and the segments; or, asked
-// for the findings alone, those.
+// in the order of Sections: by default a screen's worth (DefaultSections),
+// with --full every section, with --section those named; or, asked for the
+// findings alone, those.
 func (rep *Report) Tables() []Table {
 	if rep.settings.findings {
 		return []Table{rep.findingsTable()}
 	}
-	ts := []Table{rep.workloadTable(), rep.findingsTable(), rep.latencyTable(), rep.layerTable()}
-	if len(rep.Workload.Triggers) > 0 {
+	s := &rep.settings
+	var ts []Table
+	if s.shows("headline") {
+		ts = append(ts, rep.headlineTable())
+	}
+	if s.shows("workload") {
+		ts = append(ts, nonZeroRows(rep.workloadTable(), "logical requests", "attempts"))
+	}
+	if s.shows("findings") {
+		if s.compact() {
+			ts = append(ts, rep.groupedFindings())
+		} else {
+			ts = append(ts, rep.findingsTable())
+		}
+	}
+	if s.shows("latency") {
+		if s.compact() {
+			ts = append(ts, compactLatency(rep.latencyTable()))
+		} else {
+			ts = append(ts, rep.latencyTable())
+		}
+	}
+	if s.shows("layers") {
+		ts = append(ts, rep.layerTable())
+	}
+	if s.shows("triggers") && len(rep.Workload.Triggers) > 0 {
 		ts = append(ts, rep.triggerTable())
 	}
-	ts = append(ts, rep.yieldTable(), rep.capacityTable())
-	if rep.settings.explain {
+	if s.shows("yield") {
+		ts = append(ts, rep.yieldTable())
+	}
+	if s.shows("capacity") {
+		ts = append(ts, rep.capacityTable())
+	}
+	if s.shows("linkage") {
 		ts = append(ts, rep.linkageTable())
 	}
-	if len(rep.Baselines) > 0 {
+	if s.shows("baselines") && len(rep.Baselines) > 0 {
 		ts = append(ts, baselineTables(rep.Baselines)...)
 	}
-	if len(rep.SegmentBy) > 0 {
+	if s.shows("segments") && len(rep.SegmentBy) > 0 {
 		ts = append(ts, rep.SegmentTable())
 	}
-	return append(ts, rep.whatifTables...)
+	if s.shows("whatif") {
+		ts = append(ts, rep.whatifTables...)
+	}
+	if s.compact() {
+		ts[len(ts)-1].Notes = append(ts[len(ts)-1].Notes, "More: --full, or --section yield,capacity,baselines,segments,workload,…")
+	}
+	return ts
 }
 
 func (rep *Report) workloadTable() Table {

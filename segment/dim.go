@@ -208,6 +208,15 @@ func ParseDim(s string, opt DimOptions) (Dim, error) {
 // SPEC §7 lists them; KindAttr and KindResource take one.
 func Kinds() []Kind { return slices.Clone(plainKinds) }
 
+// KindNames are the names of Kinds, as --by takes them.
+func KindNames() []string {
+	names := make([]string, len(plainKinds))
+	for i, k := range plainKinds {
+		names[i] = string(k)
+	}
+	return names
+}
+
 func kindList() string {
 	names := make([]string, len(plainKinds))
 	for i, k := range plainKinds {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/retryscope/retryscope/export"
 	"github.com/retryscope/retryscope/internal/pipeline"
+	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/rebuild"
 )
 
@@ -22,7 +23,7 @@ attempts, baselines and daily; read them all with one glob, e.g. in DuckDB:
 func runExport(ctx context.Context, e env, args []string) error {
 	fs := newFlags("export", "export [--db FILE] --parquet DIR", exportExamples)
 	var db dbFlags
-	db.register(fs)
+	db.register(fs, false)
 	dir := fs.String("parquet", "", "directory to write the Parquet files under (required)")
 	var rb rebuild.Flags
 	rb.Register(fs)
@@ -47,7 +48,9 @@ func runExport(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	res, err := export.Export(ctx, st, *dir, export.Options{Log: e.stderr})
+	prog := progress.NewReporter(e.stderr)
+	res, err := export.Export(ctx, st, *dir, export.Options{Log: e.stderr, Progress: pipeline.ExportProgress(prog)})
+	prog.Done()
 	if err != nil {
 		return err
 	}

@@ -23,9 +23,10 @@ func newFlags(name, synopsis, examples string) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.Usage = func() {
 		out := fs.Output()
-		fmt.Fprintf(out, "Usage: retryscope %s\n\n", synopsis)
+		cols := helpWidth(out)
+		fmt.Fprintf(out, "Usage: %s\n\n", wrapText("retryscope "+synopsis, cols))
 		fmt.Fprintln(out, "Flags:")
-		fmt.Fprint(out, fs.FlagUsages())
+		fmt.Fprint(out, fs.FlagUsagesWrapped(cols))
 		if examples != "" {
 			fmt.Fprintf(out, "\nExamples:\n%s", strings.TrimLeft(examples, "\n"))
 		}
@@ -63,8 +64,14 @@ type dbFlags struct {
 	wait        bool
 }
 
-func (d *dbFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&d.path, "db", defaultDB, "DuckDB database file, created if missing")
+// register adds the flags; creates says whether the command creates a
+// missing database (run, ingest) or needs one that exists.
+func (d *dbFlags) register(fs *pflag.FlagSet, creates bool) {
+	help := "DuckDB database file, created if missing"
+	if !creates {
+		help = "DuckDB database file, as written by run or ingest (it must exist)"
+	}
+	fs.StringVar(&d.path, "db", defaultDB, help)
 	fs.StringVar(&d.memoryLimit, "memory-limit", "", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk (default: "+ingestMemoryLimit+" while ingesting, "+defaultMemoryLimit+" for the rest)")
 	fs.Var(flagval.NewInt(&d.threads, 0, 1, store.MaxThreads).OrZero("the default"), "threads", "DuckDB worker threads (default: one while ingesting, one per CPU for the rest)")
 	fs.BoolVar(&d.wait, "wait", false, "if another run holds the database, wait for it instead of failing")

@@ -41,7 +41,7 @@ const maxWorkers = 1024
 func runIngest(ctx context.Context, e env, args []string) error {
 	fs := newFlags("ingest", "ingest [--db FILE] PATH...", ingestExamples)
 	var db dbFlags
-	db.register(fs)
+	db.register(fs, true)
 	var lim ingest.Limits
 	checkLimits := lim.RegisterFlags(fs)
 	var workers int

@@ -106,7 +106,14 @@ func memoryHint(err error) string {
 
 // dispatch runs the command args name.
 func dispatch(ctx context.Context, e env, args []string) error {
-	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	switch {
+	case args[0] == "--version" || args[0] == "version":
+		fmt.Fprintln(e.stdout, "retryscope", version())
+		return nil
+	case args[0] == "help" && len(args) > 1:
+		// retryscope help report is retryscope report --help.
+		return dispatch(ctx, e, []string{args[1], "--help"})
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
 		usage(e.stdout)
 		return nil
 	}
@@ -116,6 +123,32 @@ func dispatch(ctx context.Context, e env, args []string) error {
 		}
 	}
 	return usageErrorf("", "unknown command %q", args[0])
+}
+
+// version is the module version the binary was built from (a tag with
+// go install ...@latest, "(devel)" in a checkout), with the commit and
+// whether the tree had changes when the build knows them.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := info.Main.Version
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", modified"
+			}
+		}
+	}
+	if rev != "" {
+		v += fmt.Sprintf(" (commit %.12s%s)", rev, modified)
+	}
+	return v + " " + info.GoVersion
 }
 
 func usage(w io.Writer) {
@@ -128,7 +161,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'retryscope <command> --help' for a command's flags and examples.")
+	fmt.Fprintln(w, "Run 'retryscope help <command>' or 'retryscope <command> --help' for its flags and examples,")
+	fmt.Fprintln(w, "'retryscope --version' for the version.")
 	fmt.Fprintln(w, "Exit codes: 0 clean, 1 failed, 2 usage error, 3 finished but some input was rejected.")
 }
 

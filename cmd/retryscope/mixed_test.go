@@ -16,6 +16,7 @@ import (
 
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/testkit"
 )
 
 // mixedPartRequests sizes each shape's part so that every part holds about
@@ -30,6 +31,15 @@ var mixedPartRequests = map[gen.Shape]int{
 	gen.ShapeSplit:    13000,
 	gen.ShapeOrphan:   5200,
 	gen.ShapeHedge:    9400,
+}
+
+// mixedScale divides the parts' sizes: by 4 (50k spans in all) unless
+// the long checks are asked for (testkit.Long).
+func mixedScale() int {
+	if testkit.Long() {
+		return 1
+	}
+	return 4
 }
 
 // mixedReport is the part of `report --format json` this test reads. It is
@@ -183,7 +193,7 @@ func mixedWrite(t *testing.T, path string, batches []ptrace.Traces, proto bool) 
 // the same attempts.
 func TestMixedDumpIsSumOfParts(t *testing.T) {
 	if testing.Short() {
-		t.Skip("generates, ingests and reports about 400k spans")
+		t.Skip("generates, ingests and reports about 50k spans (200k with RETRYSCOPE_LONG=1)")
 	}
 	began := time.Now()
 	dir := t.TempDir()
@@ -204,7 +214,7 @@ func TestMixedDumpIsSumOfParts(t *testing.T) {
 		cfg.Seed = int64(301 + i) // distinct seeds: distinct trace and span ids
 		cfg.Shapes = []gen.Shape{shape}
 		cfg.Services = 10
-		cfg.Requests = mixedPartRequests[shape]
+		cfg.Requests = mixedPartRequests[shape] / mixedScale()
 		res, err := gen.Generate(cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", shape, err)
@@ -237,8 +247,8 @@ func TestMixedDumpIsSumOfParts(t *testing.T) {
 		}
 		return strings.Join(s, ", ")
 	}())
-	if totalSpans < 190_000 {
-		t.Fatalf("parts hold %d spans, want at least 190k", totalSpans)
+	if least := 190_000 / mixedScale(); totalSpans < least {
+		t.Fatalf("parts hold %d spans, want at least %d", totalSpans, least)
 	}
 
 	// The mixed dump: round-robin over the parts' batches, so that every

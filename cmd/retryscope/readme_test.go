@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
+
+// quickStartLines is the most a default report of the bundled sample may
+// print: a screen.
+const quickStartLines = 70
 
 // TestREADMEQuickStart runs the README's quick start, then its findings
 // and whatif commands (the storm of "What if" among them, with its
@@ -16,10 +21,13 @@ func TestREADMEQuickStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readmePath, err := filepath.Abs("../../README.md")
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// docOf is the file that shows each block: the README the quick
+	// start, docs/ the rest.
+	docOf := map[string]string{"quickstart-output": "README.md", "findings-output": "docs/report.md"}
 	wd, _ := os.Getwd()
 	t.Cleanup(func() { os.Chdir(wd) })
 	if err := os.Chdir(t.TempDir()); err != nil {
@@ -48,8 +56,15 @@ func TestREADMEQuickStart(t *testing.T) {
 		if b.stderr {
 			stdout = stderr
 		}
+		if n := strings.Count(stdout, "\n"); b.marker == "quickstart-output" && n > quickStartLines {
+			t.Errorf("the quick start prints %d lines, want at most %d: the default report must fit a screen", n, quickStartLines)
+		}
 		if b.marker != "" {
-			checkREADMEBlock(t, readmePath, b.marker, stdout, filepath.Join(wd, "readme_"+b.marker+".got"))
+			doc, ok := docOf[b.marker]
+			if !ok {
+				doc = "docs/whatif.md"
+			}
+			checkREADMEBlock(t, filepath.Join(root, doc), b.marker, stdout, filepath.Join(wd, "readme_"+b.marker+".got"))
 		}
 	}
 }

@@ -34,7 +34,7 @@ missing or older than the last ingest.
 func runReport(ctx context.Context, e env, args []string) error {
 	fs := newFlags("report", "report [--db FILE] [--baseline KIND] [--by DIM,...] [--format table|markdown|csv|json|html] [-o FILE]", reportExamples)
 	var db dbFlags
-	db.register(fs)
+	db.register(fs, false)
 	var out report.Flags
 	out.Register(fs, "output")
 	explain := fs.Bool("explain", false, "also show how many logical requests each rebuild rule built")

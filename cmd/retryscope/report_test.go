@@ -168,7 +168,7 @@ func TestReportTable(t *testing.T) {
 	cfg := gen.DefaultConfig()
 	cfg.Requests = 300
 	dbPath, truth := reportDB(t, cfg)
-	code, out, errOut := runCLI(t, "report", "--db", dbPath, "--explain")
+	code, out, errOut := runCLI(t, "report", "--db", dbPath, "--explain", "--full")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

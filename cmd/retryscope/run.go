@@ -17,16 +17,17 @@ import (
 
 const runExamples = `
   retryscope run --parquet parquet/ --report report.html /var/log/otel/traces/
-  retryscope run --db /srv/retryscope.duckdb --keep 30d --wait --parquet /srv/parquet /srv/dumps/
+  retryscope run --db /srv/retryscope.duckdb --keep 30d --wait \
+    --parquet /srv/parquet /srv/dumps/
   # crontab: every night at 02:15, mail on failure or rejected input
-  15 2 * * * cd /srv/retryscope && retryscope run --wait --keep 30d --parquet parquet --report report.html dumps/ || echo "exit $?"
+  15 2 * * * cd /srv/retryscope && retryscope run --wait --keep 30d --report report.html dumps/ || echo "exit $?"
 `
 
 // runRun is "retryscope run".
 func runRun(ctx context.Context, e env, args []string) error {
 	fs := newFlags("run", "run [--db FILE] [--parquet DIR] [--report FILE] PATH...\n\nIngests what is new under PATH, brings requests and baselines up to date, writes\nParquet (with --parquet) and the report (to --report FILE, else to stdout).\nThe report covers the requests this run added or changed, so a night costs\nwhat the night holds; --since/--until choose another window, and\n'retryscope report' covers the whole database.", runExamples)
 	var db dbFlags
-	db.register(fs)
+	db.register(fs, true)
 	parquetDir := fs.String("parquet", "", "write Parquet files under DIR (requests, attempts, baselines, daily; one folder per day)")
 	keep := fs.String("keep", "", "drop data older than this (e.g. 30d, 12h); default keeps everything")
 	nowFlag := fs.String("now", "", "the time --keep counts back from, RFC 3339 (default: the clock; for backfills and tests)")
@@ -103,7 +104,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 		return fail(err)
 	}
 	if *parquetDir != "" {
-		if err := pipeline.ExportPending(ctx, st, *parquetDir, logf); err != nil {
+		if err := pipeline.ExportPending(ctx, st, *parquetDir, logf, progress.Prefixed{W: e.stderr, Prefix: "run: "}); err != nil {
 			return fail(err)
 		}
 	}

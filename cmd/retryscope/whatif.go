@@ -12,7 +12,7 @@ import (
 func runWhatif(ctx context.Context, e env, args []string) error {
 	fs := newFlags("whatif", whatif.Synopsis, whatif.Examples)
 	var db dbFlags
-	db.register(fs)
+	db.register(fs, false)
 	var wf whatif.Flags
 	wf.Register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {

@@ -29,12 +29,16 @@ func Ingest(ctx context.Context, st *store.Store, paths []string, opt ingest.Opt
 		}
 		defer st.SetThreads(context.WithoutCancel(ctx), prev)
 	}
+	// On a terminal a bar; otherwise a plain line every
+	// progress.DefaultEvery, so a log shows where a big file is.
 	line := progress.New(log)
 	opt.Log = line
+	rep := progress.NewReporter(line)
 	opt.Progress = func(path string, read, size, spans int64) {
-		line.Set(progress.Bar(path, read, size, fmt.Sprintf("%d spans", spans)))
+		rep.Update(progress.Bar("ingest "+path, read, size, fmt.Sprintf("%d spans", spans)))
 	}
 	sum, err := ingest.Run(ctx, st, paths, opt)
+	rep.Done()
 	line.Clear()
 	if err != nil {
 		return sum, err

@@ -5,12 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/retryscope/retryscope/export"
 	"github.com/retryscope/retryscope/internal/crashpoint"
+	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 )
@@ -45,7 +47,7 @@ func RunWindow(ctx context.Context, st *store.Store, change Change) (model.Windo
 // are recorded before the first file is written and cleared only after the
 // last, so an export stopped by a kill or a full disk is done again, whole,
 // by the next run.
-func ExportPending(ctx context.Context, st *store.Store, dir string, logf func(string, ...any)) error {
+func ExportPending(ctx context.Context, st *store.Store, dir string, logf func(string, ...any), log io.Writer) error {
 	if !hasParquet(dir) {
 		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO parquet_pending SELECT '*' WHERE '*' NOT IN (SELECT day FROM parquet_pending)`); err != nil {
 			return err
@@ -79,7 +81,9 @@ func ExportPending(ctx context.Context, st *store.Store, dir string, logf func(s
 		return err
 	}
 	t0 := time.Now()
-	res, err := export.Export(ctx, st, dir, export.Options{Days: days})
+	rep := progress.NewReporter(log)
+	res, err := export.Export(ctx, st, dir, export.Options{Days: days, Progress: ExportProgress(rep)})
+	rep.Done()
 	if err != nil {
 		return err
 	}
@@ -98,4 +102,12 @@ func ExportPending(ctx context.Context, st *store.Store, dir string, logf func(s
 func hasParquet(dir string) bool {
 	m, _ := filepath.Glob(filepath.Join(dir, "requests", "date=*", "data.parquet"))
 	return len(m) > 0
+}
+
+// ExportProgress tells rep of an export's day files: a bar on a
+// terminal, a plain line now and then elsewhere.
+func ExportProgress(rep *progress.Reporter) func(table string, done, total int) {
+	return func(table string, done, total int) {
+		rep.Update(progress.Bar("export", int64(done), int64(total), fmt.Sprintf("%d of %d day files (%s)", done, total, table)))
+	}
 }

@@ -96,18 +96,19 @@ func Bar(label string, done, total int64, extra string) string {
 
 // DefaultEvery is how often a Reporter writes a plain line when its writer
 // is not a terminal.
-const DefaultEvery = 30 * time.Second
+const DefaultEvery = 10 * time.Second
 
 // Reporter shows how a long step is getting on: a redrawn line on a
 // terminal; elsewhere (cron) a plain line at most every Every, the first
 // only after Every has passed, so short steps log nothing and long ones
 // show they are alive without filling the log.
 type Reporter struct {
-	line  *Line
-	w     io.Writer
-	Every time.Duration
-	now   func() time.Time
-	last  time.Time
+	line   *Line
+	w      io.Writer
+	Every  time.Duration
+	now    func() time.Time
+	last   time.Time
+	prefix string // said before each bar on a terminal
 }
 
 // NewReporter reports on w: a *Line (drawn when it is active), a terminal,
@@ -119,6 +120,11 @@ func NewReporter(w io.Writer) *Reporter {
 		r.w = l.w
 		if l.on {
 			r.line = l
+		}
+	case Prefixed:
+		// Prefixed lines on a terminal still get a bar, prefixed too.
+		if IsTerminal(l.W) {
+			r.line, r.prefix = New(l.W), l.Prefix
 		}
 	default:
 		if IsTerminal(w) {
@@ -135,7 +141,7 @@ func (r *Reporter) Update(text string) {
 		return
 	}
 	if r.line != nil {
-		r.line.Set(text)
+		r.line.Set(r.prefix + text)
 		return
 	}
 	if now := r.now(); now.Sub(r.last) >= r.Every {

@@ -24,8 +24,8 @@ func TestReporterPlainLines(t *testing.T) {
 		r.Update(fmt.Sprintf("rebuild %d s", i))
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 3 || lines[0] != "rebuild 30 s" || lines[1] != "rebuild 60 s" || lines[2] != "rebuild 90 s" {
-		t.Fatalf("100 s of updates every second wrote %q, want one line every 30 s", lines)
+	if len(lines) != 10 || lines[0] != "rebuild 10 s" || lines[4] != "rebuild 50 s" || lines[9] != "rebuild 100 s" {
+		t.Fatalf("100 s of updates every second wrote %q, want one line every 10 s", lines)
 	}
 	r.Done()
 }

@@ -246,7 +246,7 @@ func TestErrorsNameEachStepOnce(t *testing.T) {
 // command line cannot run.
 func TestOutOfMemoryNamesTheFlag(t *testing.T) {
 	root, _, db := ingestedDump(t, 2000)
-	cmd := cli("report", "--db", db, "--memory-limit", "4MB")
+	cmd := cli("report", "--db", db, "--memory-limit", "10MB")
 	out, _ := cmd.CombinedOutput()
 	if code := cmd.ProcessState.ExitCode(); code != exitFailed {
 		t.Fatalf("exit %d, want 1\n%s", code, out)

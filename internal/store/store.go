@@ -160,7 +160,7 @@ const MaxThreads = 1024
 // The memory limits Options takes: DuckDB cannot run a query in less
 // than a few MiB, and no machine has a petabyte.
 const (
-	minMemoryLimit = 8 << 20
+	minMemoryLimit = 8_000_000
 	maxMemoryLimit = 1 << 50
 )
 

@@ -16,7 +16,8 @@ const exportExamples = `
 
 Writes DIR/<table>/date=YYYY-MM-DD/data.parquet for the tables requests,
 attempts, baselines and daily; read them all with one glob, e.g. in DuckDB:
-  SELECT * FROM read_parquet('parquet/requests/*/*.parquet', hive_partitioning = true)
+  SELECT * FROM read_parquet('parquet/requests/*/*.parquet',
+                             hive_partitioning = true)
 `
 
 // runExport is "retryscope export".

@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -20,9 +21,12 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 	fs.Var(flagval.NewInt(&c.Requests, c.Requests, 1, MaxRequests), "requests", "logical requests to simulate")
 	fs.Var(flagval.NewFloat(&c.Rate, c.Rate, MinRate, MaxRate), "rate", "mean logical requests started per second")
 	start := fs.String("start", c.Start.Format(time.RFC3339), "time of the run's start (RFC 3339)")
-	shapes := fs.String("shapes", "all", "comma-separated trace shapes: explicit,resend,grpc,wrapped,split,orphan,hedge (all), and the opt-in apploop,agent")
+	shapes := fs.String("shapes", "all", "comma-separated trace shapes: explicit, resend, grpc, wrapped, split, orphan, hedge (all: these seven), and the opt-in apploop, agent")
 	fs.Var(flagval.NewInt(&c.Services, 0, 1, MaxServices).OrZero("per-shape names"), "services", "name client services svc-01..svc-N (0: per-shape names such as checkout)")
-	faults := fs.String("faults", c.Faults.String(), `fault rates: 429, 5xx, reset, timeout per attempt; 4xx per request; reject per evaluated output; "none" for no faults`)
+	// The default mix is spelled out in the help with spaces, so that it
+	// wraps to the width of the help like the rest of it.
+	faults := fs.String("faults", "", `fault rates: 429, 5xx, reset, timeout per attempt; 4xx per request; reject per evaluated output; "none" for no faults (default: `+
+		strings.ReplaceAll(c.Faults.String(), ",", ", ")+`)`)
 	policy := fs.String("client-policy", string(c.Policy.Kind), "the simulated clients' retry policy: none, fixed, full (full jitter) or decorrelated")
 	fs.Var(flagval.NewInt(&c.Policy.MaxAttempts, c.Policy.MaxAttempts, 1, MaxAttempts), "client-max-attempts", "the simulated clients' attempts per call, the first included")
 	fs.Var(flagval.NewInt(&c.Policy.AppTries, c.Policy.AppTries, 1, MaxAttempts), "app-tries", "tries of the application loop around SDK calls (nested wrapped requests)")
@@ -62,8 +66,10 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 		if c.Shapes, err = ParseShapes(*shapes); err != nil {
 			return fmt.Errorf("--shapes: %v", err)
 		}
-		if c.Faults, err = ParseFaults(*faults); err != nil {
-			return fmt.Errorf("--faults: %v", err)
+		if fs.Changed("faults") {
+			if c.Faults, err = ParseFaults(*faults); err != nil {
+				return fmt.Errorf("--faults: %v", err)
+			}
 		}
 		if c.Policy.Kind, err = ParsePolicyKind(*policy); err != nil {
 			return fmt.Errorf("--client-policy: %v", err)

@@ -105,7 +105,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 		return fail(err)
 	}
 	if *parquetDir != "" {
-		if err := pipeline.ExportPending(ctx, st, *parquetDir, logf, progress.Prefixed{W: e.stderr, Prefix: "run: "}); err != nil {
+		if err := pipeline.ExportPending(ctx, st, *parquetDir, rep.Prices(), logf, progress.Prefixed{W: e.stderr, Prefix: "run: "}); err != nil {
 			return fail(err)
 		}
 	}

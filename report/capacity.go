@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// Capacity is the load retries put on the servers (SPEC §8): offered load
-// λ·S (arrival rate × mean service time, measured as attempt-seconds in
-// flight per second of wall clock) with and without retries, attempts in
-// flight, per time bucket, and the windows where amplification spiked:
-// the storm timeline.
+// Capacity is the load retries put on the servers (docs/report.md, "The JSON
+// report"): offered load λ·S (arrival rate × mean service time, measured as
+// attempt-seconds in flight per second of wall clock) with and without
+// retries, attempts in flight, per time bucket, and the windows where
+// amplification spiked: the storm timeline.
 type Capacity struct {
 	// BucketMs is the buckets' width; they start at multiples of it.
 	BucketMs float64 `json:"bucket_ms"`

@@ -31,7 +31,7 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// Exit codes, as SPEC §10 fixes them.
+// Exit codes, as README.md, "Exit codes" documents them.
 const (
 	exitOK       = 0
 	exitFailed   = 1

@@ -294,7 +294,7 @@ func TestCapAttempts(t *testing.T) {
 	st, _ := workload.Rebuilt(t, cfg)
 	rep := buildReport(t, st)
 	var found bool
-	for _, f := range findingsOf(rep, "cap_attempts") {
+	for _, f := range segmentFindings(rep, "cap_attempts") {
 		var curve *YieldCurve
 		for i, s := range rep.MarginalYield.Segments {
 			if segmentName(s.Segment) == segmentName(f.Segment) {

@@ -1,12 +1,14 @@
 package rebuild_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/retryscope/retryscope/internal/testkit"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 // httpAttempt is an otelhttp CLIENT attempt to the inventory service.
@@ -123,5 +125,32 @@ func TestRequestCanceledIsUnknown(t *testing.T) {
 	want := testkit.Dump(t, st, fmt.Sprintf(`SELECT * FROM (VALUES ('%s', 'unknown'), ('%s', 'timeout')) ORDER BY 1`, t1, t2))
 	if got != want {
 		t.Errorf("triggers:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestOlderRulesRederive: a database whose derived tables older rules
+// made (rebuild_state names another RulesVersion) is not fresh: Ensure
+// derives it again in full, and then it is.
+func TestOlderRulesRederive(t *testing.T) {
+	f := newFixture()
+	f.add(httpAttempt("e1111111111111111111111111111111", "e100000000000001", "", 0, 100, 200, nil))
+	st := fixtureStore(t, f)
+	ctx := context.Background()
+	if did, err := rebuild.Ensure(ctx, st, rebuild.Options{}); err != nil || did {
+		t.Fatalf("a database just derived: rebuilt %v (%v), want it fresh", did, err)
+	}
+	// What older rules left: another version, and rows they derived.
+	if _, err := st.Conn.ExecContext(ctx, `UPDATE rebuild_state SET options = regexp_replace(options, '^rules=\d+', 'rules=0');
+		UPDATE requests SET linkage = 'older-rules'`); err != nil {
+		t.Fatal(err)
+	}
+	if did, err := rebuild.Ensure(ctx, st, rebuild.Options{}); err != nil || !did {
+		t.Fatalf("derived by older rules: rebuilt %v (%v), want it derived again", did, err)
+	}
+	if got := testkit.Dump(t, st, `SELECT linkage FROM requests`); got != testkit.Dump(t, st, `SELECT 'single'`) {
+		t.Errorf("linkage after re-deriving: %s", got)
+	}
+	if did, err := rebuild.Ensure(ctx, st, rebuild.Options{}); err != nil || did {
+		t.Errorf("re-derived: rebuilt again %v (%v), want it fresh", did, err)
 	}
 }

@@ -35,7 +35,9 @@
 --     amz-sdk-invocation-id);
 --   retry_index: 0 for a first attempt, n for the n-th retry, from the first
 --     counter present; counter_kind: explicit | header | resend | grpc;
---   retry_after_s: a captured Retry-After, in seconds;
+--   retry_after_s: a captured Retry-After, in seconds: retry-after-ms
+--     first, else Retry-After as seconds or as an HTTP-date (counted from
+--     the span's end);
 --   rejected: an evaluator rejected this output (attribute or event);
 --   has_response: something came back (a status code, output, an inbound
 --     message, an OK status);
@@ -49,7 +51,8 @@
 --     (throttling: rate_limited; RequestTimeout: timeout) wins over the
 --     HTTP 400 it comes with, and a parse, schema, validation or
 --     over-length error is a client_error (deterministic) without a 4xx;
---   first_token_ns: the first first-token event ($3: gen_ai.first_token...);
+--   first_token_ns: the first first-token event ($3: gen_ai.first_token...),
+--     else the span's start plus gen_ai.response.time_to_first_chunk;
 --   backoff_at_ns, backoff_ms: every retry.backoff event (start of the wait
 --     and its length);
 --   input_tokens, output_tokens: token usage recorded on the span;
@@ -80,6 +83,9 @@
 --     deadline it states (retryscope.deadline_ms); length_cut: its answer
 --     stopped at the output token cap (gen_ai.response.finish_reasons
 --     holds "length"), for the request's outcome detail;
+--   stated_queue_ms, server_queue_ms: a queue time the span, or its
+--     SERVER children, state (retryscope.queue_ms, ms; vLLM's
+--     gen_ai.latency.time_in_queue, s);
 --   slice: hash(trace_id) % $6, the slice of traces the span is read in.
 CREATE OR REPLACE TEMP TABLE rebuild_facts AS
 WITH attempt_parents AS (
@@ -131,6 +137,17 @@ a AS (
         CASE WHEN attributes['http.response.header.retry-after'] LIKE '[%'
              THEN TRY(json_extract_string(attributes['http.response.header.retry-after'], '$[0]'))
              ELSE attributes['http.response.header.retry-after'] END AS retry_after,
+        -- OpenAI's and Anthropic's retry-after-ms, which their SDKs prefer.
+        CASE WHEN attributes['http.response.header.retry-after-ms'] LIKE '[%'
+             THEN TRY(json_extract_string(attributes['http.response.header.retry-after-ms'], '$[0]'))
+             ELSE attributes['http.response.header.retry-after-ms'] END AS retry_after_ms,
+        -- The GenAI conventions' time to the first chunk of a stream (s),
+        -- for instrumentations that record no first-token event.
+        TRY_CAST(attributes['gen_ai.response.time_to_first_chunk'] AS DOUBLE) AS first_chunk_s,
+        -- A queue time the span states: retryscope's own (ms), or vLLM's
+        -- gen_ai.latency.time_in_queue (s).
+        coalesce(TRY_CAST(attributes['retryscope.queue_ms'] AS DOUBLE),
+                 TRY_CAST(attributes['gen_ai.latency.time_in_queue'] AS DOUBLE) * 1000) AS stated_queue_ms,
         coalesce(
             TRY_CAST(attributes['gen_ai.usage.input_tokens'] AS BIGINT),
             TRY_CAST(attributes['gen_ai.usage.prompt_tokens'] AS BIGINT),
@@ -188,7 +205,8 @@ e AS (
         rejected_attr OR coalesce(list_bool_or([x.name = 'evaluation.rejected' FOR x IN events]), false) AS rejected,
         coalesce(list_bool_or([x.name = 'Inbound message' FOR x IN events]), false) AS inbound,
         coalesce(list_bool_or([x.name = 'Outbound message' FOR x IN events]), false) AS outbound,
-        list_min([x.time_ns FOR x IN events IF list_contains($3::VARCHAR[], x.name)]) AS first_token_ns,
+        coalesce(list_min([x.time_ns FOR x IN events IF list_contains($3::VARCHAR[], x.name)]),
+                 CASE WHEN first_chunk_s >= 0 THEN start_ns + round(first_chunk_s * 1e9)::BIGINT END) AS first_token_ns,
         nullif([x.time_ns FOR x IN events IF x.name = 'retry.backoff'], []) AS backoff_at_ns,
         nullif([TRY_CAST(x.attributes['retry.backoff_ms'] AS DOUBLE) FOR x IN events IF x.name = 'retry.backoff'], []) AS backoff_ms,
         nullif([x.time_ns FOR x IN events IF x.name = 'exception' OR x.name ILIKE '%retry%' OR x.name ILIKE '%fallback%'], []) AS retry_event_ns
@@ -228,7 +246,9 @@ srv AS (
     SELECT hash(trace_id, parent_span_id) AS k, min(start_ns) AS server_start_ns, max(end_ns) AS server_end_ns,
            min(list_filter(list_transform($5::VARCHAR[], k -> attributes[k]), v -> v IS NOT NULL)[1]) AS server_model,
            sum(TRY_CAST(attributes['gen_ai.usage.output_tokens'] AS BIGINT)) AS server_output_tokens,
-           bool_or(status_code = 'error') AS server_failed
+           bool_or(status_code = 'error') AS server_failed,
+           max(coalesce(TRY_CAST(attributes['retryscope.queue_ms'] AS DOUBLE),
+                        TRY_CAST(attributes['gen_ai.latency.time_in_queue'] AS DOUBLE) * 1000)) AS server_queue_ms
     FROM rebuild_source
     WHERE kind = 'server' AND parent_span_id IS NOT NULL
     GROUP BY ALL
@@ -261,7 +281,9 @@ SELECT
         WHEN e.resend_count IS NOT NULL OR e.envoy_retry_count IS NOT NULL THEN 'resend'
         WHEN e.previous_rpc_attempts IS NOT NULL THEN 'grpc'
     END AS counter_kind,
-    TRY_CAST(e.retry_after AS DOUBLE) AS retry_after_s,
+    coalesce(TRY_CAST(e.retry_after_ms AS DOUBLE) / 1000, TRY_CAST(e.retry_after AS DOUBLE),
+             -- An HTTP-date: the wait from the response (the span's end).
+             greatest(0, (epoch_ns(TRY(strptime(e.retry_after, '%a, %d %b %Y %H:%M:%S GMT'))) - e.end_ns) / 1e9)) AS retry_after_s,
     e.rejected,
     e.http_status IS NOT NULL OR e.grpc_status IS NOT NULL OR e.output_tokens IS NOT NULL
         OR e.has_response_model OR e.status_code = 'ok' OR e.inbound AS has_response,
@@ -304,6 +326,7 @@ SELECT
     TRY_CAST(regexp_extract(e.amz_request, 'max=(\d+)', 1) AS BIGINT) AS attempt_max,
     srv.server_start_ns, conn.conn_start_ns, conn.conn_end_ns,
     e.exhausted_reason, e.deadline_ms, e.length_cut,
+    e.stated_queue_ms, srv.server_queue_ms,
     hash(e.trace_id) % $6::UBIGINT AS slice
 FROM coded e
 LEFT JOIN (SELECT hash(trace_id, span_id) AS k FROM rebuild_source) p ON p.k = hash(e.trace_id, e.parent_span_id)

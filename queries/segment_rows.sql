@@ -50,7 +50,12 @@
 --                       overlap, and re-prompts after an evaluator rejected
 --                       the output, which no backoff helps, left out), in
 --                       ordinal order, or NULL
+--   retry_gaps_cost_ms  the client time of those retries: each one's elapsed
+--                       time with the gap before it (what no_jitter costs)
 --   retry_starts_ns     the start of every attempt but the first, or NULL
+--   retry_costs_ms      the elapsed time with the gap before it of every
+--                       attempt but the first, in the order of
+--                       retry_starts_ns (what a lockstep wave costs), or NULL
 --   outcome_detail      what ended the request beyond ok/error, or NULL
 --   final_output_tokens, final_attempt_ms  output tokens and elapsed time
 --                       of the final attempt (an abandoned stream's waste)
@@ -135,7 +140,11 @@ per_request AS (
                     FILTER (WHERE gap_before_ms >= 0 AND gap_before_ms < after_retry_after_s * 1000), 0) / 1e6 AS retry_after_ignored_ms,
            list(gap_before_ms ORDER BY ordinal)
                FILTER (WHERE gap_before_ms >= 0 AND coalesce(after_retry_after_s, 0) <= 0 AND NOT after_rejection) AS retry_gaps_ms,
-           list(start_ns ORDER BY ordinal) FILTER (WHERE ordinal > 1) AS retry_starts_ns
+           coalesce(sum(round((elapsed_ms + gap_before_ms) * 1e6)::BIGINT)
+                    FILTER (WHERE gap_before_ms >= 0 AND coalesce(after_retry_after_s, 0) <= 0 AND NOT after_rejection), 0) / 1e6 AS retry_gaps_cost_ms,
+           list(start_ns ORDER BY ordinal) FILTER (WHERE ordinal > 1) AS retry_starts_ns,
+           list(round((coalesce(elapsed_ms, 0) + greatest(coalesce(gap_before_ms, 0), 0)) * 1e6)::BIGINT / 1e6 ORDER BY ordinal)
+               FILTER (WHERE ordinal > 1) AS retry_costs_ms
     FROM ordered
     GROUP BY request_id
 ),
@@ -163,7 +172,9 @@ single_attempt AS (
            coalesce(round(generate_ms * 1e6)::BIGINT, 0) / 1e6 AS generate_sum_ms, (generate_ms IS NOT NULL)::BIGINT AS generate_n,
            0 AS retry_after_retries, 0 AS retry_after_ignored, 0::DOUBLE AS retry_after_early_ms, 0::DOUBLE AS retry_after_ignored_ms,
            CASE WHEN gap_before_ms >= 0 THEN [gap_before_ms] END AS retry_gaps_ms,
-           NULL::BIGINT[] AS retry_starts_ns
+           CASE WHEN gap_before_ms >= 0 THEN round((elapsed_ms + gap_before_ms) * 1e6)::BIGINT / 1e6 ELSE 0 END AS retry_gaps_cost_ms,
+           NULL::BIGINT[] AS retry_starts_ns,
+           NULL::DOUBLE[] AS retry_costs_ms
     FROM attempts
     WHERE ordinal = 1 AND request_id IN (SELECT request_id FROM numbered WHERE NOT retried)
 )
@@ -204,6 +215,7 @@ SELECT r.start_ns,
        r.input_tokens,
        r.output_tokens,
        /*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance,
+       coalesce(a.retry_gaps_cost_ms, 0) AS retry_gaps_cost_ms, a.retry_costs_ms,
        o.request_order
        /*dims*/
 FROM requests r

@@ -98,6 +98,8 @@ func putAttrs(m pcommon.Map, attrs map[string]any) {
 			m.PutStr(k, v)
 		case int:
 			m.PutInt(k, int64(v))
+		case float64:
+			m.PutDouble(k, v)
 		case bool:
 			m.PutBool(k, v)
 		case []string:

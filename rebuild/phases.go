@@ -11,8 +11,10 @@ import "github.com/retryscope/retryscope/model"
 //     http.getconn, http.dns, http.connect, http.tls; rebuild_spans sums
 //     them up).
 //   - Q: from the end of C (or the attempt's start) to the start of the
-//     callee's SERVER span, transit and queues before it served; needs
-//     that span.
+//     callee's SERVER span, transit and queues before it served, plus the
+//     queue time that span states (retryscope.queue_ms,
+//     gen_ai.latency.time_in_queue); without that span, the queue time
+//     the attempt itself states, else unknown.
 //   - S: from the SERVER span's start to the first token (streams), or to
 //     the server's end but no later than the attempt's: serving up to the
 //     first output; needs that span.
@@ -50,9 +52,21 @@ func setPhases(a *model.Attempt, s *span) {
 		}
 		return
 	}
-	if s.serverStart != nil {
+	switch {
+	case s.serverStart != nil:
 		q, sv := ms(*s.serverStart-sent), ms(output-*s.serverStart)
+		// A queue the callee states (vLLM's time in queue) was spent
+		// inside its span, before it served: it moves from S to Q.
+		if sq := s.serverQueueMs; sq != nil && *sq > 0 {
+			moved := min(*sq, sv)
+			q, sv = q+moved, sv-moved
+		}
 		a.QueueMs, a.ServeMs = &q, &sv
+	case s.statedQueueMs != nil && *s.statedQueueMs >= 0 && *s.statedQueueMs <= ms(output-sent):
+		// Without the callee's span, a queue the attempt states is all
+		// that is known of Q; S stays unknown.
+		q := *s.statedQueueMs
+		a.QueueMs = &q
 	}
 	if s.firstToken != nil || s.serverStart != nil {
 		g := ms(a.EndNS - output)

@@ -343,9 +343,17 @@ func sourceCounts(ctx context.Context, conn *sql.Conn) (sourceState, error) {
 // so sorting and reading a slice fits in a small memory limit.
 const factsPerSlice = 100_000
 
-// fingerprint identifies the options a rebuild ran with.
+// RulesVersion numbers the rules that derive requests and attempts from
+// spans (rebuild_spans and the Go that groups, joins, classifies and
+// measures). Raise it with any change that derives other rows from the
+// same spans: it is part of the rebuild's fingerprint, so a database
+// derived by older rules is derived again in full by the next run or
+// report instead of being taken as fresh.
+const RulesVersion = 30
+
+// fingerprint identifies the rules and options a rebuild ran with.
 func (o Options) fingerprint() string {
-	return fmt.Sprintf("%s window=%s", o.Keys.fingerprint(), o.SplitWindow)
+	return fmt.Sprintf("rules=%d %s window=%s", RulesVersion, o.Keys.fingerprint(), o.SplitWindow)
 }
 
 // readTraces extracts the span facts (rebuild_spans), then reads them back

@@ -41,6 +41,8 @@ type span struct {
 	exhaustedReason           string   // why the span's loop gave up, as it states; "" when it does not
 	deadlineMs                *float64 // the deadline the span states, ms from its start
 	lengthCut                 bool     // the answer stopped at the output token cap
+	statedQueueMs             *float64 // a queue time the span states (ms)
+	serverQueueMs             *float64 // a queue time its SERVER children state (ms)
 	factRow                   int64    // the span's row of rebuild_facts
 
 	parent   *span
@@ -82,6 +84,7 @@ var factKinds = []store.Kind{
 	store.KindInt, store.KindText, store.KindInt, store.KindInt, // server_end_ns, server_model, server_output_tokens, attempt_max
 	store.KindInt, store.KindInt, store.KindInt, // server_start_ns, conn_start_ns, conn_end_ns
 	store.KindText, store.KindFloat, store.KindBool, // exhausted_reason, deadline_ms, length_cut
+	store.KindFloat, store.KindFloat, // stated_queue_ms, server_queue_ms
 	store.KindInt, // fact_row
 }
 
@@ -102,7 +105,8 @@ func readSpan(c *store.Chunk, i int, t texts) *span {
 		serverEnd:   r.IntPtr(34), serverModel: t.of(r, 35), serverOutput: r.IntPtr(36), attemptMax: r.IntPtr(37),
 		serverStart: r.IntPtr(38), connStart: r.IntPtr(39), connEnd: r.IntPtr(40),
 		exhaustedReason: t.of(r, 41), deadlineMs: r.FloatPtr(42), lengthCut: r.Bool(43),
-		factRow: r.Int(44),
+		statedQueueMs: r.FloatPtr(44), serverQueueMs: r.FloatPtr(45),
+		factRow: r.Int(46),
 	}
 	s.backoffs = backoffIntervals(c, i, 27, 28)
 	// A first token before the span began or after it ended is a bad

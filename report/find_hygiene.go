@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -62,7 +63,7 @@ func noJitter(s *segment.Segment) *Finding {
 	return &Finding{Kind: "no_jitter",
 		Problem: fmt.Sprintf("%.0f%% of %d retries waited one of %s: the backoff has no jitter",
 			*s.RetryGapFixedShare*100, s.RetryGaps, strings.Join(values, ", ")),
-		Evidence: ev, Cost: Cost{Attempts: s.RetryGaps},
+		Evidence: ev, Cost: Cost{Attempts: s.RetryGaps, TimeMs: s.RetryGapsCostMs},
 		Change: "add full jitter on " + segmentName(s.By) + ": sleep a random time between 0 and the backoff",
 	}
 }
@@ -81,7 +82,8 @@ func retryLockstep(s *segment.Segment) *Finding {
 			p.Retries, value(Ms, p.SpreadMs), at.Format(time.RFC3339Nano), p.PerSecond, p.MeanPer100ms),
 		Evidence: []Evidence{counted("retries in the wave", float64(p.Retries)), inMs("wave start (Unix ms)", float64(p.StartNs)/1e6),
 			inMs("spread", p.SpreadMs), counted("peak retries per second", p.PerSecond), counted("mean retries per 100 ms", p.MeanPer100ms)},
-		Cost:   Cost{Attempts: p.Retries},
+		Cost:   Cost{Attempts: p.Retries, TimeMs: p.CostMs},
+		wave:   [2]int64{p.StartNs, p.StartNs + int64(math.Round(p.SpreadMs*1e6))},
 		Change: "add full jitter on " + segmentName(s.By) + " so that retries after an outage spread out instead of arriving as one wave",
 	}
 }

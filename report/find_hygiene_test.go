@@ -31,12 +31,27 @@ func truthSegment(r gen.Request) string {
 	return segmentName(map[string]string{"service": r.Service, "operation": r.Operation, "route": r.Route})
 }
 
-// findingsOf returns the findings of one kind by segment name.
+// findingsBySegment returns the findings of one kind by segment name, a
+// finding of several segments as one of each (segmentFindings).
 func findingsBySegment(rep *Report, kind string) map[string]Finding {
 	out := map[string]Finding{}
+	for _, f := range segmentFindings(rep, kind) {
+		out[segmentName(f.Segment)] = f
+	}
+	return out
+}
+
+// segmentFindings are the findings of one kind a segment to a finding:
+// each of a finding's segments with its own figures and cost, and the
+// finding's change.
+func segmentFindings(rep *Report, kind string) []Finding {
+	var out []Finding
 	for _, f := range rep.Findings {
-		if f.Kind == kind {
-			out[segmentName(f.Segment)] = f
+		if f.Kind != kind {
+			continue
+		}
+		for _, s := range f.Segments {
+			out = append(out, Finding{Kind: f.Kind, Segment: s.Segment, Problem: s.Problem, Evidence: s.Evidence, Cost: s.Cost, Change: f.Change})
 		}
 	}
 	return out
@@ -129,6 +144,7 @@ func TestRetryOnClientErrorTruth(t *testing.T) {
 	if fired == 0 || len(got) != fired {
 		t.Errorf("%d findings, truth has %d segments with at least %d retries after a client error", len(got), fired, minWasted)
 	}
+	checkOneFinding(t, rep, "retry_on_client_error", fired)
 	for seg := range got {
 		if !strings.Contains(seg, "service=checkout,") {
 			t.Errorf("finding on %s, which retries no 4xx", seg)
@@ -199,7 +215,7 @@ func TestIgnoresRetryAfterTruth(t *testing.T) {
 			t.Errorf("%s: %d retries %.6f ms early taking %.6f ms, truth %d, %.6f ms, %.6f ms", seg, f.Cost.Attempts,
 				evidence(f, "time early in all"), f.Cost.TimeMs, w.ignored, w.earlyMs, w.retMs)
 		}
-		if !strings.HasPrefix(f.Change, "honour Retry-After on "+seg) {
+		if !strings.HasPrefix(f.Change, "honour Retry-After on ") {
 			t.Errorf("%s: change %q", seg, f.Change)
 		}
 		t.Logf("%s: %d retries, %.1f ms early", seg, w.ignored, w.earlyMs)
@@ -207,6 +223,7 @@ func TestIgnoresRetryAfterTruth(t *testing.T) {
 	if fired == 0 || len(got) != fired {
 		t.Errorf("%d findings, truth has %d segments with at least %d retries before Retry-After", len(got), fired, minWasted)
 	}
+	checkOneFinding(t, rep, "ignores_retry_after", fired)
 }
 
 // TestNoJitterTruth: under gen --client-policy fixed (the truth's params say so)
@@ -228,12 +245,15 @@ func TestNoJitterTruth(t *testing.T) {
 	}
 	base := truth.Params.BaseMs
 	gaps := map[string]int64{}
+	costMs := map[string]float64{}
 	for _, r := range truth.Requests {
 		for i := 1; i < len(r.AttemptList); i++ {
 			// Re-prompts after an evaluator's rejection are no backoff
 			// (seed 004): no_jitter leaves them out.
 			if r.AttemptList[i-1].RetryAfterS == 0 && r.AttemptList[i-1].Trigger != "rejected_output" {
 				gaps[truthSegment(r)]++
+				a := r.AttemptList[i]
+				costMs[truthSegment(r)] += float64(a.EndNs-a.StartNs+gapBefore(r.AttemptList, i)) / 1e6
 			}
 		}
 	}
@@ -254,10 +274,33 @@ func TestNoJitterTruth(t *testing.T) {
 		if f.Cost.Attempts != n || share != 1 || v < base || v > base+8 || !math.IsNaN(evidence(f, "gap value 2")) {
 			t.Errorf("%s: %d retries, share %v on value %v ms; truth %d retries, all waiting %v ms", seg, f.Cost.Attempts, share, v, n, base)
 		}
+		if !sameMs(f.Cost.TimeMs, costMs[seg]) {
+			t.Errorf("%s: cost %.6f ms, truth %.6f ms in those retries and the waits before them", seg, f.Cost.TimeMs, costMs[seg])
+		}
 	}
 	if fired == 0 || len(got) != fired {
 		t.Errorf("%d findings, truth has %d segments with at least %d retries", len(got), fired, minGaps)
 	}
+	checkOneFinding(t, rep, "no_jitter", fired)
+}
+
+// checkOneFinding: the findings of kind are one finding over segments
+// segments, whose cost is the sum of theirs.
+func checkOneFinding(t *testing.T, rep *Report, kind string, segments int) {
+	t.Helper()
+	fs := findingsOf(rep, kind)
+	if len(fs) != 1 || len(fs[0].Segments) != segments {
+		t.Fatalf("%d %s findings, want one over %d segments", len(fs), kind, segments)
+	}
+	var c Cost
+	for _, s := range fs[0].Segments {
+		c.Attempts, c.TimeMs, c.Tokens = c.Attempts+s.Cost.Attempts, c.TimeMs+s.Cost.TimeMs, c.Tokens+s.Cost.Tokens
+	}
+	if f := fs[0]; f.Cost.Attempts != c.Attempts || !sameMs(f.Cost.TimeMs, c.TimeMs) || f.Cost.Tokens != c.Tokens ||
+		segments > 1 && evidence(f, "segments") != float64(segments) {
+		t.Errorf("%s: cost %+v, its segments' %+v; evidence %v", kind, f.Cost, c, f.Evidence)
+	}
+	t.Logf("%s: %s; change: %s", kind, fs[0].Problem, fs[0].Change)
 }
 
 // TestRetryLockstepTruth: an outage on api.openai.com (--pathology
@@ -283,9 +326,11 @@ func TestRetryLockstepTruth(t *testing.T) {
 		}
 	}
 	waves := map[string][]int64{}
+	costMs := map[string]float64{}
 	for _, r := range truth.Requests {
-		for _, a := range r.AttemptList[1:] {
+		for i, a := range r.AttemptList[1:] {
 			waves[truthSegment(r)] = append(waves[truthSegment(r)], a.StartNs)
+			costMs[truthSegment(r)] += float64(a.EndNs-a.StartNs+max(gapBefore(r.AttemptList, i+1), 0)) / 1e6
 		}
 	}
 	retries := 0
@@ -314,11 +359,16 @@ func TestRetryLockstepTruth(t *testing.T) {
 			t.Errorf("%s: %+v\ntruth: %d retries from %s, spread %.6f ms", seg, f.Evidence, len(w),
 				time.Unix(0, w[0]).UTC().Format(time.RFC3339Nano), spread)
 		}
+		if !sameMs(f.Cost.TimeMs, costMs[seg]) {
+			t.Errorf("%s: cost %.6f ms, truth %.6f ms in the wave's retries and the waits before them", seg, f.Cost.TimeMs, costMs[seg])
+		}
 		t.Logf("%s: %s", seg, f.Problem)
 	}
 	if fired == 0 || len(got) != fired {
 		t.Errorf("%d findings, truth has %d segments with a wave of at least %d", len(got), fired, minWave)
 	}
+	// One outage, one wave: one finding over its segments.
+	checkOneFinding(t, rep, "retry_lockstep", fired)
 }
 
 // TestHealthyHygiene: a healthy workload (full jitter, no naive client,

@@ -40,10 +40,8 @@ func findingsByTruthKey(t *testing.T, cfg gen.Config, kind string) (map[truthKey
 		t.Fatal(err)
 	}
 	out := map[truthKey]Finding{}
-	for _, f := range rep.Findings {
-		if f.Kind == kind {
-			out[segmentOf(f)] = f
-		}
+	for _, f := range segmentFindings(rep, kind) {
+		out[segmentOf(f)] = f
 	}
 	return out, truth
 }

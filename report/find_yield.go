@@ -40,7 +40,7 @@ func capAttempts(ctx context.Context, st *store.Store, win model.Window, _ *segm
 		if ci := segment.Bootstrap(capped, model.DefaultRule, segment.DefaultSeed, "cap_attempts/"+segmentName(g.seg)); ci != nil {
 			p99CI = ci.P99
 		}
-		f := Finding{Kind: "cap_attempts", Segment: g.seg,
+		f := Finding{Kind: "cap_attempts", Segment: g.seg, group: fmt.Sprint(n),
 			Problem: fmt.Sprintf("attempt %d rescues %.0f per 1,000 requests and adds %s to their p99", n+1, *next.RescuedPer1000, fmtMs(*next.AddedP99Ms)),
 			Evidence: []Evidence{
 				{Name: fmt.Sprintf("requests that made attempt %d", n+1), Value: float64(next.Reached), Unit: "count"},

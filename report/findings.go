@@ -29,6 +29,16 @@ type Finding struct {
 	Cost Cost `json:"cost"`
 	// Change is the change it suggests.
 	Change string `json:"change"`
+	// Segments are the segments it was found in, most costly first, each
+	// with its own figures and cost (Segment holds what they share): a
+	// problem of one retry policy found in ten segments is one finding.
+	Segments []SegmentFinding `json:"segments"`
+
+	// group tells apart the findings of a kind that are not one problem
+	// (two lockstep waves, two ceilings); wave is a lockstep wave's first
+	// and last retry start (Unix ns).
+	group string
+	wave  [2]int64
 }
 
 // Evidence is one figure behind a finding, with its unit (as the tables
@@ -61,7 +71,7 @@ type detector func(ctx context.Context, st *store.Store, win model.Window, all *
 var detectors = []detector{
 	clientErrorRetries,
 	capAttempts, retryStorm, perSegment(preferFallback),
-	perSegment(ignoredRetryAfter), perSegment(noJitter), perSegment(retryLockstep),
+	perSegment(ignoredRetryAfter), perSegment(noJitter), lockstepWaves,
 	perSegment(deadlineExhausted), perSegment(abandonedStreams), perSegment(nestedRetryLoops),
 }
 
@@ -110,10 +120,10 @@ func findings(ctx context.Context, st *store.Store, win model.Window, res *segme
 		}
 		out = append(out, f...)
 	}
+	out = groupFindings(out)
 	slices.SortStableFunc(out, func(a, b Finding) int {
-		return cmp.Or(cmp.Compare(b.Cost.TimeMs, a.Cost.TimeMs), cmp.Compare(b.Cost.Attempts, a.Cost.Attempts),
-			cmp.Compare(b.Cost.Tokens, a.Cost.Tokens), cmp.Compare(a.Kind, b.Kind),
-			cmp.Compare(segmentName(a.Segment), segmentName(b.Segment)))
+		return cmp.Or(byCost(a.Cost, b.Cost), cmp.Compare(a.Kind, b.Kind),
+			cmp.Compare(segmentName(a.Segment), segmentName(b.Segment)), cmp.Compare(a.group, b.group))
 	})
 	return out, nil
 }
@@ -233,13 +243,14 @@ func (rep *Report) findingsTable() Table {
 	t := Table{Title: "Findings, most costly first", Labels: 3, Columns: []Column{{"rank", "#"}, {"kind", "finding"},
 		{"segment", "service / operation / route"}, {"cost_attempts", "attempts"}, {"cost_time_ms", "time"}, {"cost_tokens", "tokens"}}}
 	for i, f := range rep.Findings {
-		t.Rows = append(t.Rows, []Cell{text(fmt.Sprint(i + 1)), text(f.Kind), text(segmentValues(f.Segment)),
+		t.Rows = append(t.Rows, []Cell{text(fmt.Sprint(i + 1)), text(f.Kind), text(segmentsText(f)),
 			count(f.Cost.Attempts), value(Ms, f.Cost.TimeMs), count(f.Cost.Tokens)})
 		var ev []string
 		for _, e := range f.Evidence {
 			ev = append(ev, e.Name+" "+evidenceText(e))
 		}
-		t.Notes = append(t.Notes, fmt.Sprintf("%d. %s. Evidence: %s. Change: %s.", i+1, f.Problem, strings.Join(ev, "; "), f.Change))
+		t.Notes = append(t.Notes, fmt.Sprintf("%d. %s. Evidence: %s. Change: %s.%s", i+1, f.Problem, strings.Join(ev, "; "), f.Change,
+			segmentCosts(f)))
 	}
 	if len(rep.Findings) == 0 {
 		t.Notes = []string{"No finding: no retry policy here has a problem the data shows."}
@@ -256,4 +267,22 @@ func evidenceText(e Evidence) string {
 		s += " (95% CI " + Cell{Unit: u, V: e.CI95.Lo, Hi: e.CI95.Hi, Range: true}.String() + ")"
 	}
 	return s
+}
+
+// segmentCosts lists the most costly segments of a finding of several
+// with what it costs in each: " In: a / b / c 136 attempts, 2.5 min; ...".
+func segmentCosts(f Finding) string {
+	if len(f.Segments) <= 1 {
+		return ""
+	}
+	const most = 5
+	var each []string
+	for i, s := range f.Segments {
+		if i == most && len(f.Segments) > most+1 {
+			each = append(each, fmt.Sprintf("and %d more (the JSON report lists every one)", len(f.Segments)-most))
+			break
+		}
+		each = append(each, fmt.Sprintf("%s %s attempts, %s", segmentValues(s.Segment), count(s.Cost.Attempts), value(Ms, s.Cost.TimeMs)))
+	}
+	return " In: " + strings.Join(each, "; ") + "."
 }

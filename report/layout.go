@@ -128,10 +128,11 @@ func (rep *Report) groupedFindings() Table {
 		for _, f := range fs {
 			c.Attempts, c.TimeMs, c.Tokens = c.Attempts+f.Cost.Attempts, c.TimeMs+f.Cost.TimeMs, c.Tokens+f.Cost.Tokens
 		}
-		where := segmentValues(fs[0].Segment)
-		if len(fs) > 1 {
-			where = fmt.Sprintf("%d segments, most in %s", len(fs), where)
+		all := Finding{Segment: fs[0].Segment}
+		for _, f := range fs {
+			all.Segments = append(all.Segments, f.Segments...)
 		}
+		where := segmentsText(all)
 		t.Rows = append(t.Rows, []Cell{text(fmt.Sprint(i + 1)), text(k), text(where), count(c.Attempts), value(Ms, c.TimeMs), count(c.Tokens)})
 		t.Notes = append(t.Notes, fmt.Sprintf("%d. %s. Change: %s.", i+1, fs[0].Problem, fs[0].Change))
 	}

@@ -194,6 +194,7 @@ func TestCapacityTruth(t *testing.T) {
 	if len(f) != 1 || len(rep.Capacity.Spikes) == 0 {
 		t.Fatalf("%d retry_storm findings, %d spikes; want one finding naming the spikes", len(f), len(rep.Capacity.Spikes))
 	}
+	var cost Cost
 	for _, s := range rep.Capacity.Spikes {
 		from, _ := time.Parse(time.RFC3339Nano, s.Start)
 		to, _ := time.Parse(time.RFC3339Nano, s.End)
@@ -203,6 +204,33 @@ func TestCapacityTruth(t *testing.T) {
 		if !in {
 			t.Errorf("spike %s to %s (%.2fx) meets no incident of the truth", s.Start, s.End, s.Amplification)
 		}
+		// The spike's figures are the truth's requests that started in it:
+		// their amplification, and their retries with the time of each
+		// and the wait before it.
+		var requests, attempts, retries int64
+		var ms float64
+		for _, r := range truth.Requests {
+			if r.StartNs < from.UnixNano() || r.StartNs >= to.UnixNano() {
+				continue
+			}
+			requests++
+			attempts += int64(len(r.AttemptList))
+			for i, a := range r.AttemptList[1:] {
+				retries++
+				ms += float64(a.EndNs-a.StartNs+max(gapBefore(r.AttemptList, i+1), 0)) / 1e6
+			}
+		}
+		if int64(s.Requests) != requests || math.Abs(s.Amplification-float64(attempts)/float64(requests)) > 1e-9 ||
+			s.ExtraAttempts != retries || !sameMs(s.ExtraMs, ms) {
+			t.Errorf("spike %s to %s: %d requests at %.4fx, %d retries taking %.6f ms; truth %d at %.4fx, %d taking %.6f ms",
+				s.Start, s.End, s.Requests, s.Amplification, s.ExtraAttempts, s.ExtraMs, requests,
+				float64(attempts)/float64(requests), retries, ms)
+		}
+		cost.Attempts += retries
+		cost.TimeMs += ms
+	}
+	if c := f[0].Cost; c.Attempts != cost.Attempts || !sameMs(c.TimeMs, cost.TimeMs) {
+		t.Errorf("retry_storm costs %+v, the truth's retries in the spikes %+v", c, cost)
 	}
 	t.Logf("peak %d in flight; λ·S %.2f with retries, %.2f without; %s", c.PeakAttemptsInFlight, c.OfferedLoad,
 		c.OfferedLoadFirstAttempts, f[0].Problem)
@@ -278,6 +306,7 @@ func TestRouteRetriesTruth(t *testing.T) {
 	if len(f) != 1 {
 		t.Fatalf("%d prefer_fallback findings, want 1", len(f))
 	}
+	checkFallbackSegments(t, rep, truth)
 	t.Logf("same route %d retries, %.1f%% ok; alternate %d, %.1f%% ok; %s", same, 100*float64(sameOK)/float64(same), alt,
 		100*float64(altOK)/float64(alt), f[0].Change)
 }
@@ -291,10 +320,10 @@ func TestCapAttempts(t *testing.T) {
 	cfg.Seed, cfg.Requests, cfg.Rate = 2, 3000, 30
 	cfg.Shapes = []gen.Shape{gen.ShapeResend}
 	cfg.Policy.MaxAttempts = 6
-	st, _ := workload.Rebuilt(t, cfg)
+	st, truth := workload.Rebuilt(t, cfg)
 	rep := buildReport(t, st)
 	var found bool
-	for _, f := range findingsOf(rep, "cap_attempts") {
+	for _, f := range segmentFindings(rep, "cap_attempts") {
 		var curve *YieldCurve
 		for i, s := range rep.MarginalYield.Segments {
 			if segmentName(s.Segment) == segmentName(f.Segment) {
@@ -325,6 +354,7 @@ func TestCapAttempts(t *testing.T) {
 		if f.Segment["service"] == "checkout" {
 			found = true
 		}
+		checkCapCost(t, f, n, truth)
 		t.Log(f.Change)
 	}
 	if !found {
@@ -347,5 +377,85 @@ func TestCeiling(t *testing.T) {
 		if (got == nil) != (c.want == 0) || got != nil && *got != c.want {
 			t.Errorf("budget %+v: ceiling %v (%s), want %d", c.budget, got, why, c.want)
 		}
+	}
+}
+
+// checkFallbackSegments: in each segment prefer_fallback names, its
+// retries each way, their success and its cost (the same-route retries
+// that failed, their time with the wait before each) are the truth's;
+// every segment whose truth shows the gain is named.
+func checkFallbackSegments(t *testing.T, rep *Report, truth gen.Truth) {
+	t.Helper()
+	type tally struct {
+		same, sameOK, alt, altOK int64
+		failedMs                 float64
+	}
+	want := map[string]*tally{}
+	for _, r := range truth.Requests {
+		seg := truthSegment(r)
+		if want[seg] == nil {
+			want[seg] = &tally{}
+		}
+		w := want[seg]
+		for k := 1; k < len(r.AttemptList); k++ {
+			a := r.AttemptList[k]
+			ok := a.Trigger == ""
+			if a.Route != r.AttemptList[0].Route {
+				w.alt++
+				if ok {
+					w.altOK++
+				}
+				continue
+			}
+			w.same++
+			if ok {
+				w.sameOK++
+			} else {
+				w.failedMs += float64(a.EndNs-a.StartNs+max(gapBefore(r.AttemptList, k), 0)) / 1e6
+			}
+		}
+	}
+	got := findingsBySegment(rep, "prefer_fallback")
+	for seg, w := range want {
+		fires := w.same >= minRouteRetries && w.alt >= minRouteRetries &&
+			float64(w.altOK)/float64(w.alt)-float64(w.sameOK)/float64(w.same) >= minFallbackGain
+		f, ok := got[seg]
+		if ok != fires {
+			t.Errorf("%s: finding %v, truth %+v", seg, ok, *w)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if evidence(f, "alternate-route retries") != float64(w.alt) || evidence(f, "same-route retries") != float64(w.same) ||
+			math.Abs(evidence(f, "alternate-route retry success")-float64(w.altOK)/float64(w.alt)) > 1e-9 ||
+			math.Abs(evidence(f, "same-route retry success")-float64(w.sameOK)/float64(w.same)) > 1e-9 ||
+			f.Cost.Attempts != w.same-w.sameOK || !sameMs(f.Cost.TimeMs, w.failedMs) {
+			t.Errorf("%s: %+v cost %+v; truth %+v", seg, f.Evidence, f.Cost, *w)
+		}
+	}
+}
+
+// checkCapCost: a cap_attempts finding capping a segment at n counts the
+// truth's requests of that segment that made attempt n+1, and costs the
+// truth's attempts beyond n, each with the wait before it.
+func checkCapCost(t *testing.T, f Finding, n int, truth gen.Truth) {
+	t.Helper()
+	var reached, beyond int64
+	var ms float64
+	for _, r := range truth.Requests {
+		if truthSegment(r) != segmentName(f.Segment) || len(r.AttemptList) <= n {
+			continue
+		}
+		reached++
+		for k := n; k < len(r.AttemptList); k++ {
+			a := r.AttemptList[k]
+			beyond++
+			ms += float64(a.EndNs-a.StartNs+max(gapBefore(r.AttemptList, k), 0)) / 1e6
+		}
+	}
+	if evidence(f, fmt.Sprintf("requests that made attempt %d", n+1)) != float64(reached) || f.Cost.Attempts != beyond || !sameMs(f.Cost.TimeMs, ms) {
+		t.Errorf("%s: %v, cost %+v; truth %d requests made attempt %d, %d attempts beyond %d taking %.6f ms",
+			segmentName(f.Segment), f.Evidence, f.Cost, reached, n+1, beyond, n, ms)
 	}
 }

@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -28,6 +29,9 @@ type Hygiene struct {
 	RetryGaps          int64     `json:"retry_gaps"`
 	RetryGapFixedShare *float64  `json:"retry_gap_fixed_share"`
 	RetryGapValuesMs   []float64 `json:"retry_gap_values_ms"`
+	// RetryGapsCostMs is the client time of those retries: each one's
+	// elapsed time with the gap before it.
+	RetryGapsCostMs float64 `json:"retry_gaps_cost_ms"`
 	// RetryPeak is the 100 ms in which most retries started; null
 	// without retries.
 	RetryPeak *RetryPeak `json:"retry_peak"`
@@ -51,6 +55,9 @@ type RetryPeak struct {
 	Retries  int64   `json:"retries"`
 	StartNs  int64   `json:"start_ns"`
 	SpreadMs float64 `json:"spread_ms"`
+	// CostMs is the client time of the window's retries: each one's
+	// elapsed time with the gap before it.
+	CostMs float64 `json:"cost_ms"`
 	// PerSecond is Retries as a rate: Retries × 10.
 	PerSecond float64 `json:"per_s"`
 	// MeanPer100ms is the requests' retries per 100 ms on average, over
@@ -64,7 +71,11 @@ type hygieneRow struct {
 	raRetries, raIgnored int64
 	raEarlyMs, raMs      float64
 	gapsMs               []float64
+	gapsCostMs           float64
 	retryStarts          []int64
+	// retryCostsMs are the retries' elapsed time with the gap before
+	// each, in the order of retryStarts.
+	retryCostsMs []float64
 }
 
 // hygieneSums gathers the hygiene measures over requests.
@@ -72,6 +83,7 @@ type hygieneSums struct {
 	m           Hygiene
 	gapsMs      []float64
 	retryStarts []int64
+	retryCosts  []float64
 	firstNs     int64
 	lastNs      int64
 	n           int
@@ -83,8 +95,10 @@ func (s *hygieneSums) add(r *reqRow) {
 	s.m.RetryAfterIgnored += h.raIgnored
 	s.m.RetryAfterEarlyMs += h.raEarlyMs
 	s.m.RetryAfterIgnoredMs += h.raMs
+	s.m.RetryGapsCostMs += h.gapsCostMs
 	s.gapsMs = append(s.gapsMs, h.gapsMs...)
 	s.retryStarts = append(s.retryStarts, h.retryStarts...)
+	s.retryCosts = append(s.retryCosts, alignedCosts(h)...)
 	if s.n == 0 || r.startNs < s.firstNs {
 		s.firstNs = r.startNs
 	}
@@ -103,7 +117,7 @@ func (s *hygieneSums) measures() Hygiene {
 		m.RetryGapFixedShare, m.RetryGapValuesMs = &share, values
 	}
 	if len(s.retryStarts) > 0 {
-		p := peakWindow(s.retryStarts)
+		p := peakWindow(s.retryStarts, s.retryCosts)
 		span := max(float64(s.lastNs-s.firstNs), 1e9)
 		p.MeanPer100ms = float64(len(s.retryStarts)) / span * PeakWindowNs
 		m.RetryPeak = &p
@@ -144,19 +158,49 @@ func fixedGaps(gapsMs []float64) (float64, []float64) {
 	return float64(covered) / float64(len(gapsMs)), values
 }
 
-// peakWindow finds the PeakWindowNs window in which most of starts fall.
-func peakWindow(starts []int64) RetryPeak {
-	sorted := slices.Clone(starts)
-	slices.Sort(sorted)
+// alignedCosts are a request's retry costs, one per retry start: none
+// where the row has no list of them (zero each).
+func alignedCosts(h *hygieneRow) []float64 {
+	if len(h.retryCostsMs) == len(h.retryStarts) {
+		return h.retryCostsMs
+	}
+	return make([]float64, len(h.retryStarts))
+}
+
+// peakWindow finds the PeakWindowNs window in which most of starts fall,
+// with the sum of the costs (costs[i] is starts[i]'s) of its retries.
+func peakWindow(starts []int64, costs []float64) RetryPeak {
+	order := make([]int, len(starts))
+	for i := range order {
+		order[i] = i
+	}
+	// Ties of start are broken by cost, so the window's cost does not
+	// depend on the order the requests came in.
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(starts[a], starts[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(costs[a], costs[b])
+	})
 	var p RetryPeak
+	var bestLo, bestHi int
 	lo := 0
-	for hi, t := range sorted {
-		for t-sorted[lo] >= PeakWindowNs {
+	for hi, i := range order {
+		t := starts[i]
+		for t-starts[order[lo]] >= PeakWindowNs {
 			lo++
 		}
 		if n := int64(hi - lo + 1); n > p.Retries {
-			p = RetryPeak{Retries: n, StartNs: sorted[lo], SpreadMs: float64(t-sorted[lo]) / 1e6}
+			p = RetryPeak{Retries: n, StartNs: starts[order[lo]], SpreadMs: float64(t-starts[order[lo]]) / 1e6}
+			bestLo, bestHi = lo, hi
 		}
+	}
+	var ns int64 // whole nanoseconds, exact in any order
+	for _, i := range order[bestLo : bestHi+1] {
+		ns += int64(math.Round(costs[i] * 1e6))
+	}
+	if len(order) > 0 {
+		p.CostMs = float64(ns) / 1e6
 	}
 	p.PerSecond = float64(p.Retries) * 1e9 / PeakWindowNs
 	return p

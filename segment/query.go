@@ -259,7 +259,8 @@ func (x *retryFacts) none() bool {
 	h := &x.hygiene
 	return x.dupMs == 0 && x.hiddenMs == 0 && x.dup == 0 && x.dupInput == 0 && x.hiddenTokens == 0 &&
 		x.ceRetries == 0 && x.ceMs == 0 && x.ceTokens == 0 && x.route == (routeRetries{}) &&
-		h.raRetries == 0 && h.raIgnored == 0 && h.raEarlyMs == 0 && h.raMs == 0 && len(h.gapsMs) == 0 && len(h.retryStarts) == 0
+		h.raRetries == 0 && h.raIgnored == 0 && h.raEarlyMs == 0 && h.raMs == 0 && len(h.gapsMs) == 0 && len(h.retryStarts) == 0 &&
+		h.gapsCostMs == 0
 }
 
 // cohort is the requests sharing one combination of dimension values.
@@ -325,7 +326,8 @@ var rowKinds = []store.Kind{
 	store.KindFloat, store.KindInt, store.KindFloat, store.KindInt, // queue_sum_ms, queue_n, connect_sum_ms, connect_n
 	store.KindFloat, store.KindInt, store.KindFloat, store.KindInt, // serve_sum_ms, serve_n, generate_sum_ms, generate_n
 	store.KindText, store.KindInt, store.KindInt, // model, input_tokens, output_tokens
-	store.KindFloat, store.KindText, store.KindInt, // l0_ms, provenance, request_order
+	store.KindFloat, store.KindText, // l0_ms, provenance
+	store.KindFloat, store.KindFloatList, store.KindInt, // retry_gaps_cost_ms, retry_costs_ms, request_order
 }
 
 // readRow reads row i of a chunk of segment_rows.sql: the request and its
@@ -341,7 +343,7 @@ func readRow(c *store.Chunk, i int, nm *names) (reqRow, int64) {
 	x.route = routeRetries{n: [2]int64{num(17), num(22)}, ok: [2]int64{num(18), num(23)}, ms: [2]float64{float(19), float(24)},
 		failedMs: float(20), failedTokens: num(21)}
 	x.hygiene = hygieneRow{raRetries: num(25), raIgnored: num(26), raEarlyMs: float(27), raMs: float(28),
-		gapsMs: row.Floats(29), retryStarts: row.Ints(30)}
+		gapsMs: row.Floats(29), retryStarts: row.Ints(30), gapsCostMs: float(52), retryCostsMs: row.Floats(53)}
 	// Only a row that has them keeps its own: x stays on the stack, and a
 	// row of one attempt (most of them) allocates nothing for it.
 	r.more = noRetries
@@ -357,7 +359,7 @@ func readRow(c *store.Chunk, i int, nm *names) (reqRow, int64) {
 	}
 	r.model, r.input, r.output = nm.number(row.TextBytes(47)), num(48), num(49)
 	r.l0, r.provenance = row.FloatOr(50, nan), nm.number(row.TextBytes(51))
-	return r, num(52)
+	return r, num(54)
 }
 
 // byID puts rows, and their width values each, in the order of their ids,

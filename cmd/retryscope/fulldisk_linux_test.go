@@ -52,8 +52,8 @@ func TestFullDiskOnTmpfs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the nightly job as a process about 12 times")
 	}
-	root, clean, _ := crashReference(t)
-	want := crashState(t, clean)
+	t.Parallel()
+	root, clean, _, want := crashReference(t)
 	requestsBytes := dirSize(t, filepath.Join(clean, "parquet", "requests"))
 	dbBytes := dirSize(t, filepath.Join(clean, "db.duckdb"))
 
@@ -69,7 +69,9 @@ func TestFullDiskOnTmpfs(t *testing.T) {
 	} {
 		short := strings.TrimSuffix(strings.Fields(c.name)[0], ",")
 		t.Run(short, func(t *testing.T) {
-			work := filepath.Join(root, "work-"+short)
+			work := filepath.Join(root, "disk-"+short)
+			os.RemoveAll(work)
+			t.Cleanup(func() { os.RemoveAll(work) })
 			args := crashNight
 			if c.mount == "report" {
 				args = func(n int) []string {

@@ -246,6 +246,7 @@ func TestTwoNightsEqualOneRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 16k spans and runs the nightly job three times")
 	}
+	t.Parallel()
 	night1, night2, traces, straddling := nightlySplit(nightlyGenerate(t, nightlyStraddleConfig()), nightlyMidnight)
 	share := float64(straddling) / float64(traces)
 	t.Logf("%d traces, %d (%.1f%%) straddle midnight", traces, straddling, 100*share)
@@ -324,6 +325,7 @@ func TestRetentionStaysIncremental(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 24k spans and runs the nightly job four times")
 	}
+	t.Parallel()
 	night1, night2, _, _ := nightlySplit(nightlyGenerate(t, nightlyStraddleConfig()), nightlyMidnight)
 	cfg := nightlyStraddleConfig()
 	cfg.Seed, cfg.Requests, cfg.Start = 7, 2000, nightlyMidnight.Add(25*time.Hour)

@@ -1,7 +1,8 @@
 // Package baseline estimates, for every retried logical request, the
-// latency L0 it would have had under a comparison policy (SPEC §5), one
-// labelled kind at a time, and summarises what the retries added against
-// each. Figures of different kinds are never combined.
+// latency L0 it would have had under a comparison policy
+// (docs/recognition.md, "Baselines"), one labelled kind at a time, and
+// summarises what the retries added against each. Figures of different kinds
+// are never combined.
 //
 // Compute materialises the table baselines (one row per retried request and
 // kind, columns in queries/migrations/003_derived.sql) from the rebuilt requests
@@ -46,7 +47,8 @@ import (
 	"github.com/retryscope/retryscope/queries"
 )
 
-// The baseline kinds of SPEC §5. Each answers a different question.
+// The baseline kinds of docs/recognition.md, "Baselines". Each answers a
+// different question.
 const (
 	// KindNoRetry: the request ends at its first attempt's failure, L0 = T1.
 	// How much longer did the retry keep the caller waiting?

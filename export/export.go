@@ -19,6 +19,7 @@ import (
 
 	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
 )
 
@@ -37,6 +38,10 @@ type Options struct {
 	// Progress, when set, is told after each day file: the table, and
 	// how many files of all the export are written.
 	Progress func(table string, done, total int)
+	// Prices price the spend columns of requests and attempts as the
+	// report prices its spend (report.DefaultPrices, or --prices over
+	// them). With none, spend is NULL wherever there are tokens.
+	Prices model.Prices
 }
 
 // Result counts what was written.
@@ -70,6 +75,9 @@ func Export(ctx context.Context, st *store.Store, dir string, opt Options) (Resu
 		if days, err = requestDays(ctx, st); err != nil {
 			return res, err
 		}
+	}
+	if err := priceModels(ctx, st, days, opt.Prices); err != nil {
+		return res, fmt.Errorf("export: prices: %w", err)
 	}
 	done, total := 0, len(Tables)*len(days)
 	tell := func(name string) {
@@ -187,6 +195,48 @@ func scope(ctx context.Context, st *store.Store, days []string) error {
 	}
 	_, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW export_scope AS SELECT * FROM requests`+where)
 	return err
+}
+
+// priceModels fills the temporary table export_prices, which the export
+// queries join to price tokens: a row for each model the requests of days
+// were answered by (else asked for) that prices has, found by the same
+// lookup the report uses (its own name, else the longest prefix before
+// "-" or "@"), so the Parquet's spend is the report's.
+func priceModels(ctx context.Context, st *store.Store, days []string, prices model.Prices) error {
+	if _, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE export_prices
+		(price_model VARCHAR NOT NULL, input_per_mtok DOUBLE NOT NULL, output_per_mtok DOUBLE NOT NULL)`); err != nil {
+		return err
+	}
+	if err := scope(ctx, st, days); err != nil {
+		return err
+	}
+	rows, err := st.Conn.QueryContext(ctx, `SELECT DISTINCT coalesce(final_model, model) AS m FROM export_scope WHERE m IS NOT NULL ORDER BY m`)
+	if err != nil {
+		return err
+	}
+	var models []string
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			rows.Close()
+			return err
+		}
+		models = append(models, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, m := range models {
+		p, ok := prices.Lookup(m)
+		if !ok {
+			continue
+		}
+		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO export_prices VALUES ($1, $2, $3)`, m, p.InputPerMTok, p.OutputPerMTok); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // requestDays lists the UTC days the requests start on: the days any

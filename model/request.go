@@ -1,10 +1,10 @@
 package model
 
-// Trigger is why an attempt failed (SPEC §3). The empty Trigger means the
-// attempt did not fail.
+// Trigger is why an attempt failed (docs/recognition.md, "How retries are
+// recognised"). The empty Trigger means the attempt did not fail.
 type Trigger string
 
-// The triggers SPEC §3 names.
+// The triggers docs/recognition.md, "How retries are recognised" names.
 const (
 	TriggerTimeout        Trigger = "timeout"
 	TriggerConnection     Trigger = "connection"
@@ -107,7 +107,8 @@ type Attempt struct {
 func (a *Attempt) ElapsedMs() float64 { return float64(a.EndNS-a.StartNS) / 1e6 }
 
 // Request is one logical request: what the caller asked for once, however
-// many attempts it took. Its latency decomposes (SPEC §4) as
+// many attempts it took. Its latency decomposes (docs/recognition.md,
+// "Latency decomposition") as
 // LatencyMs = TFailedMs + BackoffMs + OverheadMs + TFinalMs + ResidualMs;
 // when telemetry does not say which part of a gap was intentional backoff,
 // BackoffMs and OverheadMs are nil and only GapMs is known.

@@ -2,8 +2,9 @@ package model
 
 import "testing"
 
-// TestPercentileRule: nearest rank, and the SPEC §6 sample rule (at least
-// five observations expected at or above pX).
+// TestPercentileRule: nearest rank, and the sample rule of docs/report.md,
+// "report" (Percentiles) (at least five observations expected at or above
+// pX).
 func TestPercentileRule(t *testing.T) {
 	for _, c := range []struct {
 		n, pct, rank int

@@ -1,6 +1,6 @@
--- baseline_alternate_route: the alternative-route baseline (SPEC §5): what
--- the request would have taken had its first attempt gone to another
--- eligible route instead of being retried.
+-- baseline_alternate_route: the alternative-route baseline
+-- (docs/recognition.md, "Baselines"): what the request would have taken had
+-- its first attempt gone to another eligible route instead of being retried.
 --
 -- Measured where the request itself fell over: its final attempt succeeded
 -- on a route other than the first attempt's, and L0 is that attempt's

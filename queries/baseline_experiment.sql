@@ -1,12 +1,13 @@
--- baseline_experiment: the randomized policy-experiment baseline (SPEC §5),
--- for traces whose anchor spans carry the policy arm (baseline_input.arm).
--- For a retried request of a treatment arm (any arm but the control), L0 is
--- the mean latency of the control arm's requests of the same cohort that
--- succeeded, within the window. Requests were assigned to the arms at
--- random, so the control arm is a random sample of the same traffic, not
--- the requests some rule left over; taking its successes (an L0 is the
--- latency of an answer) keeps the selection on the first attempt's outcome
--- that the healthy baseline has. Provenance experiment.
+-- baseline_experiment: the randomized policy-experiment baseline
+-- (docs/recognition.md, "Baselines"), for traces whose anchor spans carry the
+-- policy arm (baseline_input.arm). For a retried request of a treatment arm
+-- (any arm but the control), L0 is the mean latency of the control arm's
+-- requests of the same cohort that succeeded, within the window. Requests
+-- were assigned to the arms at random, so the control arm is a random sample
+-- of the same traffic, not the requests some rule left over; taking its
+-- successes (an L0 is the latency of an answer) keeps the selection on the
+-- first attempt's outcome that the healthy baseline has. Provenance
+-- experiment.
 --
 -- Parameters: $1 the control arm's value (no_retry); $2 half-width of the
 -- window in ns; $3 the smallest cohort that counts; $4 the method text.

@@ -1,8 +1,8 @@
--- baseline_healthy: the healthy single-attempt baseline (SPEC §5). L0 is
--- the mean latency of the cohort's requests that succeeded on their first
--- and only attempt and started within the window around the request's
--- start. Modeled: it estimates, from other requests, what this one would
--- have taken had nothing gone wrong.
+-- baseline_healthy: the healthy single-attempt baseline (docs/recognition.md,
+-- "Baselines"). L0 is the mean latency of the cohort's requests that
+-- succeeded on their first and only attempt and started within the window
+-- around the request's start. Modeled: it estimates, from other requests,
+-- what this one would have taken had nothing gone wrong.
 --
 -- The mean (not the median) because the figures built on L0 are means of
 -- differences, E[L - L0]: with a skewed latency distribution a median L0

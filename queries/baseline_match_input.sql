@@ -1,6 +1,7 @@
--- baseline_match_input: the requests the matched baseline (SPEC §5) pairs,
--- grouped by what a match must share exactly and ordered by start time
--- within each group, for baseline.Compute's nearest-neighbour search.
+-- baseline_match_input: the requests the matched baseline
+-- (docs/recognition.md, "Baselines") pairs, grouped by what a match must
+-- share exactly and ordered by start time within each group, for
+-- baseline.Compute's nearest-neighbour search.
 --
 -- The search itself is in Go (baseline/match.go): finding the k nearest
 -- with a distance that grows with the time apart lets it stop scanning a

@@ -1,7 +1,7 @@
--- baseline_no_retry: the no-retry termination baseline (SPEC §5). Without
--- the retry the request would have ended when its first attempt did, so
--- L0 = T1, logical start to the end of the first attempt. Measured: it is
--- read off the request's own trace.
+-- baseline_no_retry: the no-retry termination baseline (docs/recognition.md,
+-- "Baselines"). Without the retry the request would have ended when its first
+-- attempt did, so L0 = T1, logical start to the end of the first attempt.
+-- Measured: it is read off the request's own trace.
 --
 -- Parameters: $1 the method text.
 -- Inserts into baselines one row per retried request (attempts > 1).

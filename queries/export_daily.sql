@@ -1,10 +1,10 @@
 -- export_daily: a summary row per UTC day, client service and operation:
--- the workload measures of SPEC §6 that add up across rows (counts and
--- sums), so a notebook can re-aggregate any way it likes. Floating-point
--- sums run in request order, so they do not depend on how rows were stored.
--- Yields the documented columns plus "date".
--- export_scope is the requests of the days being written (a temporary
--- view package export defines), so a night's export reads that night.
+-- the workload measures (docs/report.md, "report") that add up across rows
+-- (counts and sums), so a notebook can re-aggregate any way it likes.
+-- Floating-point sums run in request order, so they do not depend on how rows
+-- were stored. Yields the documented columns plus "date". export_scope is the
+-- requests of the days being written (a temporary view package export
+-- defines), so a night's export reads that night.
 SELECT
     CAST(make_timestamp(start_ns // 1000) AS DATE) AS date,
     service, operation,

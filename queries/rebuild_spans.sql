@@ -8,11 +8,12 @@
 --
 -- Attribute names follow the OTel semantic conventions (http.*, rpc.*,
 -- gen_ai.*, error.type, server.address), gRFC A72, the captured SDK/proxy
--- headers of SPEC §3 and retryscope's own retryscope.request.id /
--- retryscope.attempt pair; OpenLLMetry and OpenInference token names and
--- the old HTTP conventions (http.url, http.method, http.status_code) are
--- read as fallbacks. Header captures are JSON string arrays (["1"]); both
--- that and a bare string are accepted.
+-- headers of docs/recognition.md, "How retries are recognised", and
+-- retryscope's own retryscope.request.id / retryscope.attempt pair;
+-- OpenLLMetry and OpenInference token names and the old HTTP conventions
+-- (http.url, http.method, http.status_code) are read as fallbacks. Header
+-- captures are JSON string arrays (["1"]); both that and a bare string are
+-- accepted.
 --
 -- Parameters (rebuild.Keys, user keys first, then the defaults): $1 logical
 -- id attributes, $2 attempt-number attributes (1 = first), $3 first-token
@@ -38,7 +39,8 @@
 --   rejected: an evaluator rejected this output (attribute or event);
 --   has_response: something came back (a status code, output, an inbound
 --     message, an OK status);
---   trigger: SPEC §3's classification of the span's own failure, NULL when
+--   trigger: the classification of the span's own failure
+--     (docs/recognition.md, "How retries are recognised"), NULL when
 --     the span itself shows none (the "no response, followed by another
 --     attempt" and hedge-loser rules need the neighbours and are applied by
 --     the rebuild); a gRPC attempt that failed before its Outbound message

@@ -1,9 +1,10 @@
 -- report_linkage: how many logical requests each rebuild rule built
--- (SPEC §3), so a user can see why traces were grouped as they were.
--- Columns: linkage, requests, attempts, retried (more than one attempt),
--- inferred (joined on circumstantial evidence), example (a request_id it
--- built, retried when there is one, to look at in the attempts table).
--- $1, $2: the window, requests starting in [$1, $2] (Unix ns).
+-- (docs/recognition.md, "How retries are recognised"), so a user can see why
+-- traces were grouped as they were. Columns: linkage, requests, attempts,
+-- retried (more than one attempt), inferred (joined on circumstantial
+-- evidence), example (a request_id it built, retried when there is one, to
+-- look at in the attempts table). $1, $2: the window, requests starting in
+-- [$1, $2] (Unix ns).
 SELECT linkage, count(*) AS requests, sum(attempts) AS attempts,
        count(*) FILTER (WHERE attempts > 1) AS retried,
        count(*) FILTER (WHERE inferred) AS inferred,

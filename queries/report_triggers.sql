@@ -1,7 +1,7 @@
--- report_triggers: failed attempts by SPEC §3 trigger.
--- Columns: trigger, attempts. $1, $2: the window, attempts of requests
--- starting in [$1, $2] (Unix ns); $3 a bound no attempt of theirs starts
--- before.
+-- report_triggers: failed attempts by trigger (docs/recognition.md, "How
+-- retries are recognised"). Columns: trigger, attempts. $1, $2: the window,
+-- attempts of requests starting in [$1, $2] (Unix ns); $3 a bound no attempt
+-- of theirs starts before.
 SELECT trigger, count(*) AS attempts
 FROM attempts
 WHERE trigger IS NOT NULL AND start_ns >= $3

@@ -1,17 +1,17 @@
--- report_workload: the whole-workload counts of SPEC §6, one row, from the
--- rebuilt requests and attempts tables.
--- Columns: logical_requests, attempts, retried (requests with more than one
--- attempt), retried_ok (of those, finally succeeded), failed (final
--- failures), duplicated_attempts (attempts beyond the one whose answer was
--- used), duplicated_input_tokens and duplicated_output_tokens (usage of
--- every attempt but the final one), hidden_work_ms (server time after the
--- client gave up), hidden_output_tokens (output generated in that time),
+-- report_workload: the whole-workload counts (docs/report.md, "report"), one
+-- row, from the rebuilt requests and attempts tables. Columns:
+-- logical_requests, attempts, retried (requests with more than one attempt),
+-- retried_ok (of those, finally succeeded), failed (final failures),
+-- duplicated_attempts (attempts beyond the one whose answer was used),
+-- duplicated_input_tokens and duplicated_output_tokens (usage of every
+-- attempt but the final one), hidden_work_ms (server time after the client
+-- gave up), hidden_output_tokens (output generated in that time),
 -- duplicated_attempt_ms (client time spent in attempts whose answer was not
--- used). $1, $2: the window, requests starting in [$1, $2] (Unix ns).
--- $3: no attempt of those requests starts before this (the window's start
--- less an hour for clock skew), so DuckDB skips older days' attempts.
--- Floating-point sums run in request order: storage order differs
--- between a full and an incremental rebuild, and the figures must not.
+-- used). $1, $2: the window, requests starting in [$1, $2] (Unix ns). $3: no
+-- attempt of those requests starts before this (the window's start less an
+-- hour for clock skew), so DuckDB skips older days' attempts. Floating-point
+-- sums run in request order: storage order differs between a full and an
+-- incremental rebuild, and the figures must not.
 SELECT
     count(*) AS logical_requests,
     coalesce(sum(attempts), 0) AS attempts,

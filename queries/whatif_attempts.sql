@@ -17,7 +17,8 @@
 --   start_ns, end_ns    the attempt's client-side start and end (Unix ns)
 --   attempt_route       the attempt's route (server.address), '' when unknown
 --   ok                  the attempt succeeded
---   trigger             SPEC §3 trigger when it failed, else ''
+--   trigger             trigger when it failed, else '' (docs/recognition.md,
+--                       "How retries are recognised")
 --   gap_before_ms       start minus the latest end of earlier attempts
 --                       (NULL for the first)
 --   tokens              its input and output tokens

@@ -18,8 +18,8 @@ func (b *builder) emit(g *group) error {
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
 // measure classifies the attempts of a request, picks its final attempt,
-// and decomposes its latency (SPEC §4). It returns the request, its
-// attempts and the index of the final one.
+// and decomposes its latency (docs/recognition.md, "Latency decomposition").
+// It returns the request, its attempts and the index of the final one.
 func measure(g *group) (*model.Request, []*model.Attempt, int) {
 	sortGroup(g)
 	triggers := attemptTriggers(g)
@@ -304,8 +304,9 @@ func decompose(req *model.Request, g *group, final int) {
 // retryAfterWaits are the waits captured Retry-After headers tell, when
 // they tell every one: each attempt up to the final one f followed a
 // response whose Retry-After it waited out, and waited Retry-After from
-// that response's end (SPEC §4). A retry sent sooner did not wait as told,
-// and then the telemetry does not say how long it waited: nil.
+// that response's end (docs/recognition.md, "Latency decomposition"). A retry
+// sent sooner did not wait as told, and then the telemetry does not say how
+// long it waited: nil.
 func retryAfterWaits(attempts []*span, f *span) []interval {
 	sorted := slices.SortedStableFunc(slices.Values(attempts), func(a, b *span) int {
 		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(retryOrder(a), retryOrder(b)))

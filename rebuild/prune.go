@@ -12,10 +12,10 @@ import (
 // Prune deletes the traces whose spans all started before cutoffNS (Unix
 // ns) and returns how many spans went. When requests have been rebuilt,
 // it also removes the requests built from those traces and leaves what
-// the next update needs to stay incremental (SPEC's retention must not
-// cost a full rebuild): the surviving traces of those requests to build
-// again, and the span of their starts for the baselines. All of it is one
-// transaction.
+// the next update needs to stay incremental (retention must not cost a
+// full rebuild: docs/limits.md, "Other limits"): the surviving traces of
+// those requests to build again, and the span of their starts for the
+// baselines. All of it is one transaction.
 func Prune(ctx context.Context, st *store.Store, cutoffNS int64) (int64, error) {
 	if _, err := st.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return 0, err

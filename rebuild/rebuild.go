@@ -1,6 +1,7 @@
 // Package rebuild turns stored spans into logical requests and their
-// physical attempts (SPEC §3) and decomposes each request's latency
-// (SPEC §4), materialising the tables attempts and requests.
+// physical attempts (docs/recognition.md, "How retries are recognised") and
+// decomposes each request's latency (docs/recognition.md, "Latency
+// decomposition"), materialising the tables attempts and requests.
 //
 // SQL extracts what every span says (queries/rebuild_spans.sql: status,
 // codes, counters, events, usage, the SERVER spans under it) and defines the

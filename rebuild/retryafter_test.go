@@ -15,8 +15,9 @@ import (
 // TestRetryAfterSplitsGap: in a real instrumentation's export that
 // captures the Retry-After response header (undici, Anthropic SDK), the
 // gap before a retry that waited out a captured Retry-After splits into
-// backoff (the Retry-After) and overhead (the rest), as SPEC §4 asks; a
-// gap after a response without Retry-After stays whole (backoff null).
+// backoff (the Retry-After) and overhead (the rest), as docs/recognition.md,
+// "Latency decomposition" asks; a gap after a response without Retry-After
+// stays whole (backoff null).
 func TestRetryAfterSplitsGap(t *testing.T) {
 	var f testkit.Fixture
 	for _, fx := range testkit.Fixtures(t) {

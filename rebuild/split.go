@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Attempts split across traces (SPEC §3 rule 5). With no trace open, each
+// Attempts split across traces (docs/requests.md). With no trace open, each
 // attempt is the root CLIENT span of a trace of its own, and concurrent
 // requests to one target interleave: nothing but time links an attempt to
 // the failure it retries. The joiner learns the dump's retry signature and

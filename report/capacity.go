@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// Capacity is the load retries put on the servers (SPEC §8): offered load
-// λ·S (arrival rate × mean service time, measured as attempt-seconds in
-// flight per second of wall clock) with and without retries, attempts in
-// flight, per time bucket, and the windows where amplification spiked:
-// the storm timeline.
+// Capacity is the load retries put on the servers (docs/report.md, "The JSON
+// report"): offered load λ·S (arrival rate × mean service time, measured as
+// attempt-seconds in flight per second of wall clock) with and without
+// retries, attempts in flight, per time bucket, and the windows where
+// amplification spiked: the storm timeline.
 type Capacity struct {
 	// BucketMs is the buckets' width; they start at multiples of it.
 	BucketMs float64 `json:"bucket_ms"`
@@ -272,10 +272,20 @@ func (rep *Report) capacityTable() Table {
 		Columns: []Column{{"start", "bucket start"}, {"requests", "requests"}, {"amplification", "amp"},
 			{"attempts_per_s", "attempts/s"}, {"offered_load", "λ·S"}, {"offered_load_first_attempts", "no retry"},
 			{"peak_attempts_in_flight", "peak"}, {"hidden_work_ms", "hidden"}}}
-	for _, b := range c.Buckets {
+	width := time.Duration(c.BucketMs * 1e6)
+	folded := false
+	for i := 0; i < len(c.Buckets); {
+		b := c.Buckets[i]
+		if n := quietRun(c.Buckets[i:]); n >= 2 {
+			t.Rows = append(t.Rows, foldedRow(c.Buckets[i:i+n], width))
+			i += n
+			folded = true
+			continue
+		}
 		t.Rows = append(t.Rows, []Cell{text(b.Start), count(b.Requests), maybe(Times, b.Amplification),
 			value(Decimal, b.AttemptsPerS), value(Decimal, b.OfferedLoad), value(Decimal, b.OfferedLoadFirstAttempts),
 			count(b.PeakInFlight), value(Ms, b.HiddenWorkMs)})
+		i++
 	}
 	t.Notes = []string{
 		"λ·S: attempt-seconds in flight per second (arrival rate × mean service time, client side); no retry: λ·S of first attempts alone; " +
@@ -285,6 +295,10 @@ func (rep *Report) capacityTable() Table {
 			format(Decimal, c.OfferedLoad), format(Decimal, c.OfferedLoadFirstAttempts), c.PeakAttemptsInFlight, c.PeakAt,
 			c.PeakFirstAttemptsInFlight, fmtMs(c.HiddenWorkMs)),
 	}
+	if folded {
+		t.Notes = append(t.Notes, "… "+quietLabel("N", width)+" …: a run of buckets in which no request or attempt started and no server work was hidden, "+
+			"as one row (JSON lists each bucket): λ·S and no retry are the run's mean, peak its most.")
+	}
 	if len(c.Spikes) == 0 {
 		t.Notes = append(t.Notes, "No amplification spike.")
 	}
@@ -293,4 +307,44 @@ func (rep *Report) capacityTable() Table {
 			s.Start, s.End, format(Times, s.Amplification), s.Requests, format(Decimal, s.AttemptsPerS), s.ExtraAttempts))
 	}
 	return t
+}
+
+// quiet says nothing started in b: no request, no attempt, no hidden
+// work; what it shows is attempts still in flight from before.
+func quiet(b CapacityBucket) bool {
+	return b.Requests == 0 && b.AttemptsPerS == 0 && b.HiddenWorkMs == 0
+}
+
+// quietRun is how many buckets at the head of bs are quiet.
+func quietRun(bs []CapacityBucket) int {
+	n := 0
+	for n < len(bs) && quiet(bs[n]) {
+		n++
+	}
+	return n
+}
+
+// quietLabel names a folded run of n buckets: "7 quiet seconds" when
+// they are one second wide, else "7 × 5s quiet", short enough for the
+// bucket start column.
+func quietLabel(n string, width time.Duration) string {
+	if width == time.Second {
+		return n + " quiet seconds"
+	}
+	return n + " × " + width.String() + " quiet"
+}
+
+// foldedRow is one row for a run of quiet buckets: the load still in
+// flight, as the mean over the run, and its peak.
+func foldedRow(run []CapacityBucket, width time.Duration) []Cell {
+	var load, first float64
+	peak := 0
+	for _, b := range run {
+		load += b.OfferedLoad
+		first += b.OfferedLoadFirstAttempts
+		peak = max(peak, b.PeakInFlight)
+	}
+	n := float64(len(run))
+	return []Cell{text("… " + quietLabel(fmt.Sprint(len(run)), width) + " …"), count(0), maybe(Times, nil),
+		value(Decimal, 0), value(Decimal, load/n), value(Decimal, first/n), count(peak), value(Ms, 0)}
 }

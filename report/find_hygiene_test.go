@@ -209,7 +209,7 @@ func TestIgnoresRetryAfterTruth(t *testing.T) {
 	}
 }
 
-// TestNoJitterTruth: under --policy fixed (the truth's params say so)
+// TestNoJitterTruth: under gen --client-policy fixed (the truth's params say so)
 // every wait the client times itself is the fixed base, so on explicit
 // requests (no gRPC transparent retries, no hedges) no_jitter fires on
 // every segment with at least minGaps such retries: their count is the

@@ -84,7 +84,20 @@ func (r *Flags) Register(fs *pflag.FlagSet, outputFlag string) {
 	fs.StringVar(&r.p99Budget, "p99-budget", "none", "p99 latency the marginal yield's attempt ceiling keeps to (e.g. 2s, 800ms), or none")
 	fs.StringVar(&r.ampBudget, "amplification-budget", "none", "attempts per request the attempt ceiling keeps to (e.g. 1.2), or none")
 	fs.StringVar(&r.taskKey, "task-key", "", "anchor-span attribute naming the task a request belongs to (default: its trace)")
-	fs.StringVar(&r.prices, "prices", "", `price table for spend: JSON {"model": {"input_per_mtok": 2.5, "output_per_mtok": 10}}, USD per 1M tokens, over the built-in list prices (default: built-in only)`)
+	fs.StringVar(&r.prices, "prices", "", PricesHelp)
+}
+
+// PricesHelp is the help of --prices, which report, run and export share:
+// the report's spend and the Parquet's are priced by the same table.
+const PricesHelp = `price table for spend: JSON {"model": {"input_per_mtok": 2.5, "output_per_mtok": 10}}, USD per 1M tokens, over the built-in list prices (default: built-in only)`
+
+// Prices is the table spend is priced by: --prices laid over the
+// built-in list prices. Call it after Check.
+func (r *Flags) Prices() model.Prices {
+	if p := r.opt.Segments.Prices; p != nil {
+		return p
+	}
+	return DefaultPrices()
 }
 
 // Check validates the flags and resolves the format and the options.

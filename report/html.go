@@ -14,20 +14,21 @@ import (
 )
 
 // WriteHTML writes the report as one self-contained page: the tables the
-// other formats show, and charts drawn from the same requests.
+// other formats show, in their order, each chart beside the table whose
+// figures it draws.
 func WriteHTML(w io.Writer, rep *Report) error {
 	page := htmlreport.Page{
 		Title:    "retryscope report",
 		Subtitle: strings.Join(rep.heading(), ". "),
 		Footer:   "Percentiles: " + model.PercentileDefinition + ". Every baseline figure is labelled with its kind and provenance.",
-		Figures:  rep.Figures(),
 	}
+	figures := rep.figures()
 	for _, t := range rep.Tables() {
 		for _, v := range t.views() {
-			ht := htmlreport.Table{Title: v.Title, Notes: v.Notes, Numeric: make([]bool, len(v.Columns))}
+			ht := htmlreport.Table{Title: v.Title, Notes: v.Notes, NoHeader: v.NoHeader, Numeric: make([]bool, len(v.Columns))}
 			for j, c := range v.Columns {
 				ht.Header = append(ht.Header, c.Head)
-				ht.Numeric[j] = j >= v.Labels
+				ht.Numeric[j] = j >= v.Labels && (len(v.Rows) == 0 || v.Rows[0][j].numeric())
 			}
 			for _, r := range v.Rows {
 				cells := make([]string, len(r))
@@ -36,26 +37,47 @@ func WriteHTML(w io.Writer, rep *Report) error {
 				}
 				ht.Rows = append(ht.Rows, cells)
 			}
+			for i := range figures {
+				if f := &figures[i]; !f.placed && f.section == v.section && (f.column == "" || v.hasColumn(f.column)) {
+					ht.Figures, f.placed = append(ht.Figures, f.Figure), true
+				}
+			}
 			page.Tables = append(page.Tables, ht)
 		}
 	}
 	return htmlreport.Write(w, page)
 }
 
-// Figures are the report's charts: the latency distribution, load and
+// hasColumn reports whether t has a column with key k.
+func (t *Table) hasColumn(k string) bool {
+	return slices.ContainsFunc(t.Columns, func(c Column) bool { return c.Key == k })
+}
+
+// figure is a chart and the table it draws: the first table of section
+// with column (any table of it when column is empty). A section the
+// report does not show takes its charts with it.
+type figure struct {
+	htmlreport.Figure
+	section, column string
+	placed          bool
+}
+
+// figures are the report's charts: the latency distribution, load and
 // amplification over time, the added latency against the segments'
 // baseline, and the tail of each segment.
-func (rep *Report) Figures() []htmlreport.Figure {
-	var out []htmlreport.Figure
+func (rep *Report) figures() []figure {
+	var out []figure
 	if f, ok := latencyFigure(rep.samples); ok {
-		out = append(out, f)
+		out = append(out, figure{Figure: f, section: "latency"})
 	}
-	out = append(out, timeFigures(rep.Capacity)...)
+	for _, f := range timeFigures(rep.Capacity) {
+		out = append(out, figure{Figure: f, section: "capacity"})
+	}
 	if f, ok := addedFigure(rep.samples, rep.settings.baseline); ok {
-		out = append(out, f)
+		out = append(out, figure{Figure: f, section: "baselines"})
 	}
 	if f, ok := rep.tailFigure(); ok {
-		out = append(out, f)
+		out = append(out, figure{Figure: f, section: "segments", column: "latency_retried_p95_ms"})
 	}
 	return out
 }
@@ -77,7 +99,7 @@ func latencyFigure(samples []segment.Sample) (htmlreport.Figure, bool) {
 	if math.IsInf(lo, 1) {
 		return htmlreport.Figure{}, false
 	}
-	const bins = 40
+	const bins = 24
 	lo, hi = math.Log10(lo), math.Log10(hi)+1e-9
 	if hi-lo < 0.5 {
 		lo, hi = lo-0.25, hi+0.25
@@ -99,8 +121,9 @@ func latencyFigure(samples []segment.Sample) (htmlreport.Figure, bool) {
 		return l
 	}
 	f := htmlreport.Figure{Title: "Latency distribution",
-		Caption:   "Client-observed latency of every logical request and of the retried ones, each as a share of its own count, in 40 logarithmic bins.",
-		PlotTitle: "End-to-end latency", XLabel: "latency (ms, log scale)", YLabel: "share of requests (%)", LogX: true,
+		Caption: "Client-observed latency of every logical request and of the retried ones, each as a share of its own count, in 24 logarithmic bins.",
+		XLabel:  "end-to-end latency (log scale)", XUnit: htmlreport.Duration, LogX: true,
+		YLabel: "share of requests", YUnit: htmlreport.Percent,
 		Lines: []htmlreport.Line{hist("all", all, false)}}
 	if len(retried) > 0 {
 		f.Lines = append(f.Lines, hist("retried", retried, true))
@@ -114,42 +137,40 @@ var niceSteps = []time.Duration{time.Second, 5 * time.Second, 15 * time.Second, 
 
 // timeFigures are, per bucket of the capacity timeline, the logical
 // requests that started and their attempts, and their amplification:
-// retry storms show as spikes. They draw the Capacity table's series.
+// retry storms show as spikes. They draw the Capacity table's series; a
+// bucket where no request started (or one the timeline leaves out) is a
+// gap in the lines, not a value.
 func timeFigures(c *Capacity) []htmlreport.Figure {
 	if c == nil || len(c.Buckets) < 2 {
 		return nil
 	}
 	step := time.Duration(c.BucketMs * 1e6)
-	lo, hi := c.Buckets[0].StartNs, c.Buckets[len(c.Buckets)-1].StartNs
-	n := len(c.Buckets)
-	reqs, atts := make([]float64, n), make([]float64, n)
-	for i, b := range c.Buckets {
-		reqs[i], atts[i] = float64(b.Requests), float64(b.RequestAttempts)
+	start := c.Buckets[0].StartNs
+	var x, reqs, atts, amp []float64
+	gap := func(ns int64) {
+		x, reqs, atts, amp = append(x, float64(ns-start)/1e6), append(reqs, math.NaN()), append(atts, math.NaN()), append(amp, math.NaN())
 	}
-	unit, unitName := time.Hour, "hours"
-	switch span := time.Duration(hi - lo); {
-	case span < 10*time.Minute:
-		unit, unitName = time.Second, "seconds"
-	case span < 10*time.Hour:
-		unit, unitName = time.Minute, "minutes"
-	}
-	x := make([]float64, n)
-	var ampX, ampY []float64
 	for i, b := range c.Buckets {
-		x[i] = float64(b.StartNs-lo) / float64(unit)
-		if b.Amplification != nil {
-			ampX, ampY = append(ampX, x[i]), append(ampY, *b.Amplification)
+		if i > 0 && b.StartNs-c.Buckets[i-1].StartNs > int64(step) {
+			gap(c.Buckets[i-1].StartNs + int64(step))
 		}
+		if b.Requests == 0 || b.Amplification == nil {
+			gap(b.StartNs)
+			continue
+		}
+		x = append(x, float64(b.StartNs-start)/1e6)
+		reqs, atts, amp = append(reqs, float64(b.Requests)), append(atts, float64(b.RequestAttempts)), append(amp, *b.Amplification)
 	}
-	xLabel := fmt.Sprintf("%s since %s (buckets of %s)", unitName, time.Unix(0, lo).UTC().Format("2006-01-02 15:04:05 MST"), step)
+	xLabel := fmt.Sprintf("time since %s (%s buckets)", time.Unix(0, start).UTC().Format("2006-01-02 15:04:05 MST"),
+		htmlreport.FormatDuration(c.BucketMs))
 	one := 1.0
 	return []htmlreport.Figure{
-		{Title: "Load over time", Caption: "Physical attempts against the logical requests that caused them, by request start. The gap between the lines is traffic nobody scheduled.",
-			PlotTitle: "Attempts and logical requests over time", XLabel: xLabel, YLabel: "started per bucket",
+		{Title: "Load over time", Caption: "Physical attempts against the logical requests that caused them, by request start. The gap between the lines is traffic nobody scheduled; a break is a bucket where no request started.",
+			XLabel: xLabel, XUnit: htmlreport.Duration, YLabel: "started per bucket",
 			Lines: []htmlreport.Line{{Name: "attempts", Retried: true, X: x, Y: atts}, {Name: "logical requests", Dashed: true, X: x, Y: reqs}}},
-		{Title: "Storm timeline", Caption: "Amplification per bucket, as the Capacity table lists it; spikes are retry storms.",
-			PlotTitle: "Amplification over time", XLabel: xLabel, YLabel: "attempts / logical request", YMin: &one,
-			Lines: []htmlreport.Line{{Retried: true, X: ampX, Y: ampY}}},
+		{Title: "Storm timeline", Caption: "Amplification per bucket, as the Capacity table lists it; spikes are retry storms, a break is a bucket where no request started.",
+			XLabel: xLabel, XUnit: htmlreport.Duration, YLabel: "attempts per logical request", YUnit: htmlreport.Times, YMin: &one,
+			Lines: []htmlreport.Line{{Retried: true, X: x, Y: amp}}},
 	}
 }
 
@@ -171,9 +192,9 @@ func addedFigure(samples []segment.Sample, kind string) (htmlreport.Figure, bool
 		l.Y[i] = 100 * float64(i+1) / float64(len(vals))
 	}
 	return htmlreport.Figure{Title: "Added latency (" + kind + ")",
-		Caption:   fmt.Sprintf("Cumulative distribution of L_retry − L0 over %d retried requests with a %s baseline.", len(vals), kind),
-		PlotTitle: "Latency added by retries against the " + kind + " baseline", XLabel: "added latency (ms)",
-		YLabel: "retried requests at or below (%)", Lines: []htmlreport.Line{l}}, true
+		Caption: fmt.Sprintf("Cumulative distribution of L_retry − L0 over %d retried requests with a %s baseline.", len(vals), kind),
+		XLabel:  "latency added by retries (L_retry − L0)", XUnit: htmlreport.Duration,
+		YLabel: "retried requests at or below", YUnit: htmlreport.Percent, Lines: []htmlreport.Line{l}}, true
 }
 
 // tailFigure is the p95 of all and of retried requests of the segments
@@ -213,8 +234,8 @@ func (rep *Report) tailFigure() (htmlreport.Figure, bool) {
 	for _, b := range bars {
 		all.Y, retried.Y, names = append(all.Y, b.pAll), append(retried.Y, b.pRetry), append(names, b.name)
 	}
-	return htmlreport.Figure{Title: "Tail by segment",
-		Caption:   "p95 (nearest rank) of all and of retried requests per segment, where at least 5 observations lie at or above it; a missing bar means too few retried requests.",
-		PlotTitle: "p95 latency by " + strings.Join(rep.SegmentBy, ", "), YLabel: "p95 latency (ms)",
+	return htmlreport.Figure{Title: "Tail by " + strings.Join(rep.SegmentBy, ", "),
+		Caption: "p95 (nearest rank) of all and of retried requests per segment, where at least 5 observations lie at or above it; a missing bar means too few retried requests.",
+		YLabel:  "p95 latency", YUnit: htmlreport.Duration,
 		Categories: names, Bars: []htmlreport.Line{all, retried}}, true
 }

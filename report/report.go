@@ -1,9 +1,9 @@
 // Package report turns the derived tables into the one Report: the
 // workload, the baselines and the segments, measured once by the segment
 // engine, and renders that Report as text, Markdown, CSV, JSON and HTML
-// from one table model. The Report struct is the JSON contract of SPEC
-// §10 (schema retryscope.report/v1): a key means the same thing, with the
-// same type, wherever it appears.
+// from one table model. The Report struct is the JSON contract of
+// docs/report.md, "The JSON report" (schema retryscope.report/v1): a key
+// means the same thing, with the same type, wherever it appears.
 package report
 
 import (
@@ -23,11 +23,11 @@ import (
 	"github.com/retryscope/retryscope/segment"
 )
 
-// Schema names the JSON report format (SPEC §10).
+// Schema names the JSON report format (docs/report.md, "The JSON report").
 const Schema = "retryscope.report/v1"
 
-// Report is the JSON document SPEC §10 fixes; fields beside the required
-// keys are additions, never renames.
+// Report is the JSON document docs/report.md, "The JSON report" fixes; fields
+// beside the required keys are additions, never renames.
 type Report struct {
 	Schema    string            `json:"schema"`
 	Window    Window            `json:"window"`
@@ -46,7 +46,8 @@ type Report struct {
 	// Findings are the changes the data supports, most costly first.
 	Findings []Finding `json:"findings"`
 	// MarginalYield is what each further attempt buys, and Capacity the
-	// load retries put on the servers over time (SPEC §8).
+	// load retries put on the servers over time (docs/report.md, "The JSON
+	// report").
 	MarginalYield *MarginalYield `json:"marginal_yield"`
 	Capacity      *Capacity      `json:"capacity"`
 	// Whatif is a replay under another retry policy, when asked

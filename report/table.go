@@ -25,6 +25,9 @@ type Table struct {
 	Notes []string
 	// NoHeader drops the heading row in text, for a list of figures.
 	NoHeader bool
+	// section is the part of the report (Sections) the table shows; the
+	// HTML page draws each section's charts beside its table.
+	section string
 }
 
 // Column names one column: Key in CSV, Head in the other formats.
@@ -58,7 +61,7 @@ func (t *Table) views() []Table {
 	}
 	var out []Table
 	for _, g := range t.Groups {
-		v := Table{Title: g.Title, Labels: t.Labels, Columns: append([]Column(nil), t.Columns[:t.Labels]...)}
+		v := Table{Title: g.Title, Labels: t.Labels, section: t.section, Columns: append([]Column(nil), t.Columns[:t.Labels]...)}
 		idx := make([]int, len(g.Keys))
 		for i, k := range g.Keys {
 			idx[i] = t.col(k)
@@ -102,49 +105,55 @@ func (rep *Report) Tables() []Table {
 	}
 	s := &rep.settings
 	var ts []Table
+	add := func(section string, tables ...Table) {
+		for _, t := range tables {
+			t.section = section
+			ts = append(ts, t)
+		}
+	}
 	if s.shows("headline") {
-		ts = append(ts, rep.headlineTable())
+		add("headline", rep.headlineTable())
 	}
 	if s.shows("workload") {
-		ts = append(ts, nonZeroRows(rep.workloadTable(), "logical requests", "attempts"))
+		add("workload", nonZeroRows(rep.workloadTable(), "logical requests", "attempts"))
 	}
 	if s.shows("findings") {
 		if s.compact() {
-			ts = append(ts, rep.groupedFindings())
+			add("findings", rep.groupedFindings())
 		} else {
-			ts = append(ts, rep.findingsTable())
+			add("findings", rep.findingsTable())
 		}
 	}
 	if s.shows("latency") {
 		if s.compact() {
-			ts = append(ts, compactLatency(rep.latencyTable()))
+			add("latency", compactLatency(rep.latencyTable()))
 		} else {
-			ts = append(ts, rep.latencyTable())
+			add("latency", rep.latencyTable())
 		}
 	}
 	if s.shows("layers") {
-		ts = append(ts, rep.layerTable())
+		add("layers", rep.layerTable())
 	}
 	if s.shows("triggers") && len(rep.Workload.Triggers) > 0 {
-		ts = append(ts, rep.triggerTable())
+		add("triggers", rep.triggerTable())
 	}
 	if s.shows("yield") {
-		ts = append(ts, rep.yieldTable())
+		add("yield", rep.yieldTable())
 	}
 	if s.shows("capacity") {
-		ts = append(ts, rep.capacityTable())
+		add("capacity", rep.capacityTable())
 	}
 	if s.shows("linkage") {
-		ts = append(ts, rep.linkageTable())
+		add("linkage", rep.linkageTable())
 	}
 	if s.shows("baselines") && len(rep.Baselines) > 0 {
-		ts = append(ts, baselineTables(rep.Baselines)...)
+		add("baselines", baselineTables(rep.Baselines)...)
 	}
 	if s.shows("segments") && len(rep.SegmentBy) > 0 {
-		ts = append(ts, rep.SegmentTable())
+		add("segments", rep.SegmentTable())
 	}
 	if s.shows("whatif") {
-		ts = append(ts, rep.whatifTables...)
+		add("whatif", rep.whatifTables...)
 	}
 	if s.compact() {
 		ts[len(ts)-1].Notes = append(ts[len(ts)-1].Notes, "More: --full, or --section yield,capacity,baselines,segments,workload,…")

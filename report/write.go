@@ -32,8 +32,9 @@ func Write(w io.Writer, rep *Report, format string) error {
 	return fmt.Errorf("unknown report format %q (want %s)", format, strings.Join(Formats, ", "))
 }
 
-// WriteJSON writes the Report as the JSON document SPEC §10 fixes; asked
-// for the findings alone, the schema, the window and the findings.
+// WriteJSON writes the Report as the JSON document docs/report.md, "The JSON
+// report" fixes; asked for the findings alone, the schema, the window and the
+// findings.
 func WriteJSON(w io.Writer, rep *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -14,11 +14,11 @@ import (
 	"github.com/retryscope/retryscope/queries"
 )
 
-// MarginalYield is what each further attempt buys (SPEC §8): for the
-// workload and each segment of FindingDims, per attempt number n, the
-// cumulative success C(n), the conditional success c(n), the requests
-// attempt n rescued per 1,000 and the p99 that allowing attempt n adds;
-// and the attempt ceiling the data supports within the stated budgets.
+// MarginalYield is what each further attempt buys (docs/report.md, "The JSON
+// report"): for the workload and each segment of FindingDims, per attempt
+// number n, the cumulative success C(n), the conditional success c(n), the
+// requests attempt n rescued per 1,000 and the p99 that allowing attempt n
+// adds; and the attempt ceiling the data supports within the stated budgets.
 type MarginalYield struct {
 	// P99BudgetMs and AmplificationBudget are the budgets the ceiling
 	// keeps to; null when none was given.

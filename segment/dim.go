@@ -205,7 +205,8 @@ func ParseDim(s string, opt DimOptions) (Dim, error) {
 }
 
 // Kinds returns the dimension kinds that take no name, in the order
-// SPEC §7 lists them; KindAttr and KindResource take one.
+// docs/report.md, "report" lists them (Dimensions); KindAttr and KindResource
+// take one.
 func Kinds() []Kind { return slices.Clone(plainKinds) }
 
 // KindNames are the names of Kinds, as --by takes them.

@@ -5,9 +5,9 @@ import (
 	"slices"
 )
 
-// Hygiene are SPEC §8's retry-hygiene measures of a set of requests:
-// whether retries honour Retry-After, whether their waits are jittered,
-// and whether they pile up in one moment.
+// Hygiene are the retry-hygiene measures (docs/report.md, "The JSON report")
+// of a set of requests: whether retries honour Retry-After, whether their
+// waits are jittered, and whether they pile up in one moment.
 type Hygiene struct {
 	// RetryAfterRetries counts attempts made after a response that carried
 	// Retry-After (429s, some 503s); RetryAfterIgnored those of them made

@@ -9,10 +9,11 @@ import (
 	"github.com/retryscope/retryscope/model"
 )
 
-// Measures are SPEC §6's workload measures for a set of logical requests:
-// the report's workload block and every segment carry the same keys, each
-// meaning the same thing. The keys up to duplicated_output_tokens are the
-// ones SPEC §10 fixes; the rest are added beside them.
+// Measures are the workload measures (docs/report.md, "report") for a set of
+// logical requests: the report's workload block and every segment carry the
+// same keys, each meaning the same thing. The keys up to
+// duplicated_output_tokens are the ones the JSON contract fixes
+// (docs/report.md, "The JSON report"); the rest are added beside them.
 type Measures struct {
 	LogicalRequests int     `json:"logical_requests"`
 	Attempts        int64   `json:"attempts"`
@@ -288,8 +289,9 @@ type Movement struct {
 	Ratio float64 `json:"ratio"`
 }
 
-// AddedLatency is L_retry − L0 against one baseline kind (SPEC §5), over
-// retried requests that have a baseline.
+// AddedLatency is L_retry − L0 against one baseline kind
+// (docs/recognition.md, "Baselines"), over retried requests that have a
+// baseline.
 type AddedLatency struct {
 	Kind string `json:"kind"`
 	// Provenance lists the provenances of the baselines used (measured,

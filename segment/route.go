@@ -20,9 +20,9 @@ const (
 )
 
 // RouteRetries compares retries that stayed on the route of the request's
-// first attempt with retries that went to another route (SPEC §8): per
-// retry attempt, how often it succeeded and the client time it added, its
-// gap before it included.
+// first attempt with retries that went to another route (docs/report.md,
+// "report"): per retry attempt, how often it succeeded and the client time it
+// added, its gap before it included.
 type RouteRetries struct {
 	SameRouteRetries          int64    `json:"same_route_retries"`
 	SameRouteRetrySuccessRate *float64 `json:"same_route_retry_success_rate"`

@@ -1,7 +1,7 @@
 // Package segment slices the rebuilt logical requests by dimensions
 // (model, route, trigger, time, any span or resource attribute ...) and
-// reports SPEC §6's workload measures for each slice, with the tail
-// statistics stated honestly (SPEC §7):
+// reports the workload measures (docs/report.md, "report") for each slice,
+// with the tail statistics stated honestly (docs/report.md, "report"):
 //
 //   - percentiles are nearest-rank (PercentileDefinition) and a cell is
 //     null unless at least Spec.MinTail (default 5) observations lie at or

@@ -19,9 +19,10 @@ import (
 )
 
 // Synopsis is `retryscope whatif --help`'s usage line and description.
-const Synopsis = `whatif [--db FILE] [--policy FILE] [--max-attempts N|app=N,sdk=M] [--retry-budget RATIO[,WINDOW,FLOOR]]
-       [--per-task-budget N] [--deadline D] [--no-retry-on TRIGGER,...] [--backoff [LAYER=]KIND,BASE,CAP]
-       [--feedback] [--format table|json]
+const Synopsis = `whatif [--db FILE] [--policy FILE]
+       [--max-attempts N|app=N,sdk=M] [--retry-budget RATIO[,WINDOW,FLOOR]]
+       [--per-task-budget N] [--deadline D] [--no-retry-on TRIGGER,...]
+       [--backoff [LAYER=]KIND,BASE,CAP] [--feedback] [--format table|json]
 
 Replay the recorded logical requests under another retry policy and print
 the figures it would have produced beside the recorded ones.`

@@ -20,8 +20,9 @@ type Policy struct {
 	// around it (the application's, in nested requests), the first
 	// attempt included; 0 leaves the recorded cap.
 	Inner, App int
-	// NoRetryOn lists triggers (SPEC §3: client_error, rate_limited,
-	// server_error, connection, timeout, ...) that are never retried.
+	// NoRetryOn lists triggers (docs/recognition.md, "How retries are
+	// recognised": client_error, rate_limited, server_error, connection,
+	// timeout, ...) that are never retried.
 	NoRetryOn []string
 	// Budget, when set, allows retries only up to Budget.Ratio per
 	// successful attempt in tumbling windows.
@@ -202,7 +203,8 @@ func ParseTriggers(s string) ([]string, error) {
 	return out, nil
 }
 
-// triggers are the retry triggers of SPEC §3 a policy can refuse to retry.
+// triggers are the retry triggers (docs/recognition.md, "How retries are
+// recognised") a policy can refuse to retry.
 var triggers = []string{string(model.TriggerRateLimited), string(model.TriggerServerError), string(model.TriggerConnection),
 	string(model.TriggerTimeout), string(model.TriggerClientError), string(model.TriggerRejectedOutput),
 	string(model.TriggerCancelled), string(model.TriggerAbandoned), string(model.TriggerUnknown)}

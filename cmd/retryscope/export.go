@@ -8,6 +8,7 @@ import (
 	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/rebuild"
+	"github.com/retryscope/retryscope/report"
 )
 
 const exportExamples = `
@@ -16,7 +17,8 @@ const exportExamples = `
 
 Writes DIR/<table>/date=YYYY-MM-DD/data.parquet for the tables requests,
 attempts, baselines and daily; read them all with one glob, e.g. in DuckDB:
-  SELECT * FROM read_parquet('parquet/requests/*/*.parquet', hive_partitioning = true)
+  SELECT * FROM read_parquet('parquet/requests/*/*.parquet',
+                             hive_partitioning = true)
 `
 
 // runExport is "retryscope export".
@@ -25,6 +27,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 	var db dbFlags
 	db.register(fs, false)
 	dir := fs.String("parquet", "", "directory to write the Parquet files under (required)")
+	pricesFile := fs.String("prices", "", report.PricesHelp)
 	var rb rebuild.Flags
 	rb.Register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {
@@ -40,6 +43,12 @@ func runExport(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return &usageError{"export", err}
 	}
+	prices := report.DefaultPrices()
+	if *pricesFile != "" {
+		if prices, err = report.LoadPrices(*pricesFile); err != nil {
+			return &usageError{"export", fmt.Errorf("--prices: %w", err)}
+		}
+	}
 	if err := db.check("export"); err != nil {
 		return err
 	}
@@ -49,7 +58,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 	}
 	defer st.Close()
 	prog := progress.NewReporter(e.stderr)
-	res, err := export.Export(ctx, st, *dir, export.Options{Log: e.stderr, Progress: pipeline.ExportProgress(prog)})
+	res, err := export.Export(ctx, st, *dir, export.Options{Log: e.stderr, Progress: pipeline.ExportProgress(prog), Prices: prices})
 	prog.Done()
 	if err != nil {
 		return err

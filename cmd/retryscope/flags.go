@@ -24,7 +24,7 @@ func newFlags(name, synopsis, examples string) *pflag.FlagSet {
 	fs.Usage = func() {
 		out := fs.Output()
 		cols := helpWidth(out)
-		fmt.Fprintf(out, "Usage: %s\n\n", wrapText("retryscope "+synopsis, cols))
+		fmt.Fprintf(out, "%s\n\n", wrapUsage(synopsis, cols))
 		fmt.Fprintln(out, "Flags:")
 		fmt.Fprint(out, fs.FlagUsagesWrapped(cols))
 		if examples != "" {

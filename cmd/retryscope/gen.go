@@ -9,8 +9,10 @@ import (
 
 const genExamples = `
   retryscope gen --seed 1 --requests 300 -o traces.jsonl
-  retryscope gen --shapes wrapped,orphan --nested --stream --faults 429=0.1,5xx=0.05 -o llm.jsonl
-  retryscope gen --policy none --format proto -o noretry.bin --truth noretry.truth.json
+  retryscope gen --shapes wrapped,orphan --nested --stream \
+    --faults 429=0.1,5xx=0.05 -o llm.jsonl
+  retryscope gen --client-policy none --format proto -o noretry.bin \
+    --truth noretry.truth.json
   retryscope gen --experiment 0.3 --counterfactual -o experiment.jsonl
 `
 

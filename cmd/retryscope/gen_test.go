@@ -25,7 +25,7 @@ func TestGenUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{},
 		{"--requests", "10"},
-		{"-o", "x", "--policy", "sometimes"},
+		{"-o", "x", "--client-policy", "sometimes"},
 		{"-o", "x", "--shapes", "explicit,nope"},
 		{"-o", "x", "--faults", "429=2"},
 		{"-o", "x", "--format", "xml"},

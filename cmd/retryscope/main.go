@@ -54,7 +54,7 @@ func profiled(f func() int) int {
 	return f()
 }
 
-// Exit codes, as SPEC §10 fixes them.
+// Exit codes, as README.md, "Exit codes" documents them.
 const (
 	exitOK       = 0
 	exitFailed   = 1
@@ -76,7 +76,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"run", "the nightly job: ingest what is new, rebuild, export Parquet, write the report", runRun},
+		{"run", "the nightly job: ingest, rebuild, export Parquet, write the report", runRun},
 		{"ingest", "load OTLP trace exports into the database", runIngest},
 		{"report", "print what retries cost: amplification, rates, latency tails", runReport},
 		{"export", "write the derived tables as Parquet for notebooks", runExport},
@@ -184,9 +184,9 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'retryscope help <command>' or 'retryscope <command> --help' for its flags and examples,")
-	fmt.Fprintln(w, "'retryscope --version' for the version.")
-	fmt.Fprintln(w, "Exit codes: 0 clean, 1 failed, 2 usage error, 3 finished but some input was rejected.")
+	cols := helpWidth(w)
+	fmt.Fprintln(w, wrapText("Run 'retryscope help <command>' or 'retryscope <command> --help' for its flags and examples, 'retryscope --version' for the version.", cols))
+	fmt.Fprintln(w, wrapText("Exit codes: 0 clean, 1 failed, 2 usage error, 3 finished but some input was rejected.", cols))
 }
 
 // usageError is a mistake on the command line: exit 2, with a pointer to

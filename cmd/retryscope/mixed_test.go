@@ -81,7 +81,8 @@ func (c *mixedCounts) add(o mixedCounts) {
 		c.failed + o.failed, c.retriedOK + o.retriedOK, c.dupTokens + o.dupTokens}
 }
 
-// rates recomputes the report's rates from counts, as SPEC §6 defines them.
+// rates recomputes the report's rates from counts, as docs/report.md,
+// "report" defines them.
 func (c mixedCounts) rates() (amplification, retryRate, retrySuccessRate, finalFailureRate float64) {
 	n := float64(c.requests)
 	if c.requests > 0 {

@@ -11,8 +11,9 @@ import (
 
 // TestReportRanges: on attempts split across traces under concurrency,
 // every format carries the plausible ranges of the figures that rest on
-// inferred joins, beside the SPEC §10 workload keys, and the ranges hold
-// the truth; the --explain linkage table gives the inferred share.
+// inferred joins, beside the contract's workload keys (docs/report.md, "The
+// JSON report"), and the ranges hold the truth; the --explain linkage table
+// gives the inferred share.
 func TestReportRanges(t *testing.T) {
 	cfg := gen.DefaultConfig()
 	cfg.Requests, cfg.Shapes, cfg.SplitWorkers, cfg.Seed = 800, []gen.Shape{gen.ShapeSplit}, 4, 2

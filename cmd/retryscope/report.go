@@ -19,7 +19,8 @@ const reportExamples = `
   retryscope report --by attr:cloud.region --where outcome=error -o report.md
   retryscope report -o report.html
   retryscope report --format json -o report.json
-  retryscope report --id-key app.request_id --attempt-key app.try --first-token-event stream.first_chunk
+  retryscope report --id-key app.request_id --attempt-key app.try \
+    --first-token-event stream.first_chunk
 
 Dimensions for --by and --where: service, operation, model, route,
 retry_route, trigger, region, environment, input_tokens, output_tokens,

@@ -20,7 +20,8 @@ const runExamples = `
   retryscope run --db /srv/retryscope.duckdb --keep 30d --wait \
     --parquet /srv/parquet /srv/dumps/
   # crontab: every night at 02:15, mail on failure or rejected input
-  15 2 * * * cd /srv/retryscope && retryscope run --wait --keep 30d --report report.html dumps/ || echo "exit $?"
+  15 2 * * * cd /srv/retryscope && retryscope run --wait --keep 30d \
+    --report report.html dumps/ || echo "exit $?"
 `
 
 // runRun is "retryscope run".
@@ -104,7 +105,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 		return fail(err)
 	}
 	if *parquetDir != "" {
-		if err := pipeline.ExportPending(ctx, st, *parquetDir, logf, progress.Prefixed{W: e.stderr, Prefix: "run: "}); err != nil {
+		if err := pipeline.ExportPending(ctx, st, *parquetDir, rep.Prices(), logf, progress.Prefixed{W: e.stderr, Prefix: "run: "}); err != nil {
 			return fail(err)
 		}
 	}

@@ -351,7 +351,7 @@
 //     read); the server generates the rest (hidden work). Outcome error,
 //     trigger and exhausted "cancelled"; never retried.
 //   - Nested loops (--nested with the default --app-tries 3 and
-//     --max-attempts 3): every wrapped request is an app loop of 3 tries
+//     --client-max-attempts 3): every wrapped request is an app loop of 3 tries
 //     around SDK calls of 3 attempts, up to 9 attempts per request.
 //
 // The arm, big and pathology draws come from a random stream of their own, so turning

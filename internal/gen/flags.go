@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -20,17 +21,20 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 	fs.Var(flagval.NewInt(&c.Requests, c.Requests, 1, MaxRequests), "requests", "logical requests to simulate")
 	fs.Var(flagval.NewFloat(&c.Rate, c.Rate, MinRate, MaxRate), "rate", "mean logical requests started per second")
 	start := fs.String("start", c.Start.Format(time.RFC3339), "time of the run's start (RFC 3339)")
-	shapes := fs.String("shapes", "all", "comma-separated trace shapes: explicit,resend,grpc,wrapped,split,orphan,hedge (all), and the opt-in apploop,agent")
+	shapes := fs.String("shapes", "all", "comma-separated trace shapes: explicit, resend, grpc, wrapped, split, orphan, hedge (all: these seven), and the opt-in apploop, agent")
 	fs.Var(flagval.NewInt(&c.Services, 0, 1, MaxServices).OrZero("per-shape names"), "services", "name client services svc-01..svc-N (0: per-shape names such as checkout)")
-	faults := fs.String("faults", c.Faults.String(), `fault rates: 429, 5xx, reset, timeout per attempt; 4xx per request; reject per evaluated output; "none" for no faults`)
-	policy := fs.String("policy", string(c.Policy.Kind), "retry policy: none, fixed, full (full jitter) or decorrelated")
-	fs.Var(flagval.NewInt(&c.Policy.MaxAttempts, c.Policy.MaxAttempts, 1, MaxAttempts), "max-attempts", "attempts per call, the first included")
+	// The default mix is spelled out in the help with spaces, so that it
+	// wraps to the width of the help like the rest of it.
+	faults := fs.String("faults", "", `fault rates: 429, 5xx, reset, timeout per attempt; 4xx per request; reject per evaluated output; "none" for no faults (default: `+
+		strings.ReplaceAll(c.Faults.String(), ",", ", ")+`)`)
+	policy := fs.String("client-policy", string(c.Policy.Kind), "the simulated clients' retry policy: none, fixed, full (full jitter) or decorrelated")
+	fs.Var(flagval.NewInt(&c.Policy.MaxAttempts, c.Policy.MaxAttempts, 1, MaxAttempts), "client-max-attempts", "the simulated clients' attempts per call, the first included")
 	fs.Var(flagval.NewInt(&c.Policy.AppTries, c.Policy.AppTries, 1, MaxAttempts), "app-tries", "tries of the application loop around SDK calls (nested wrapped requests)")
 	fs.Var(flagval.NewDuration(&c.Policy.Base, c.Policy.Base, time.Millisecond, MaxWait), "base", "first backoff (every backoff for fixed)")
 	fs.Var(flagval.NewDuration(&c.Policy.Cap, c.Policy.Cap, time.Millisecond, MaxWait), "cap", "longest backoff")
 	fs.Var(flagval.NewFloat(&c.Policy.NaiveShare, c.Policy.NaiveShare, 0, 1), "naive-share", "share of requests whose client retries 4xx and ignores Retry-After")
 	naive := fs.Bool("naive", false, "make every client naive (same as --naive-share 1)")
-	fs.Var(flagval.NewFloat(&c.Policy.Budget, 0, 0, MaxBudget), "retry-budget", "retries allowed per success in each 10 s window, at least 5 (0: no budget)")
+	fs.Var(flagval.NewFloat(&c.Policy.Budget, 0, 0, MaxBudget), "client-retry-budget", "the simulated clients' retries allowed per success in each 10 s window, at least 5 (0: no budget)")
 	fs.Var(flagval.NewDuration(&c.Policy.HedgeDelay, c.Policy.HedgeDelay, time.Millisecond, MaxWait), "hedge-delay", "hedge shape: wait before the second attempt")
 	fs.BoolVar(&c.Nested, "nested", false, "make every wrapped request an app loop around SDK calls (default: about 40%)")
 	fs.Var(flagval.NewFloat(&c.StreamShare, c.StreamShare, 0, 1), "stream-share", "share of LLM calls that stream")
@@ -43,10 +47,10 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 	fs.Var(flagval.NewDuration(&c.FlightBucket, 0, time.Millisecond, MaxWait).OrZero("none"), "flight-bucket", "record in the truth the attempts in flight: the peak, and offered load per bucket of this width, e.g. 1s (0: none)")
 	pathologies := fs.String("pathology", c.Pathologies.String(), `retry-hygiene problems to plant: retry-4xx=SERVICE (its client retries 4xx; `+
 		fmt.Sprint(Retry4xxShare*100)+`% of its requests are bad), ignore-retry-after=SERVICE, lockstep=ROUTE (an outage that fails every attempt at once); "none" for none`)
-	fs.Var(flagval.NewDuration(&c.Deadline, 0, time.Millisecond, MaxWait).OrZero("none"), "deadline", "explicit shape: an overall deadline per request, stated as "+DeadlineAttribute+" (0: none)")
+	fs.Var(flagval.NewDuration(&c.Deadline, 0, time.Millisecond, MaxWait).OrZero("none"), "client-deadline", "explicit shape: the simulated clients' overall deadline per request, stated as "+DeadlineAttribute+" (0: none)")
 	fs.Var(flagval.NewFloat(&c.AbandonStreams, 0, 0, 1), "abandon-streams", "share of streamed requests whose client stops reading part-way and cancels (0: none)")
 	fs.BoolVar(&c.Policy.NoRetry4xx, "no-retry-4xx", false, "no client retries a client error (4xx), naive ones included")
-	fs.BoolVar(&c.Policy.DeadlineAdmit, "deadline-admit", false, "with --deadline: no retry starts that would end past the deadline, taking the median of the route's latest served attempts")
+	fs.BoolVar(&c.Policy.DeadlineAdmit, "deadline-admit", false, "with --client-deadline: no retry starts that would end past the deadline, taking the median of the route's latest served attempts")
 	fs.BoolVar(&c.CRN, "crn", false, "common random numbers: attempt n of request i draws from a stream of its own, so the same seed under another policy meets the same faults")
 	fs.Var(flagval.NewInt(&c.BatchSpans, c.BatchSpans, 1, MaxBatchSpans), "batch-spans", "spans per exported batch (one JSON line or proto message)")
 
@@ -62,11 +66,13 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 		if c.Shapes, err = ParseShapes(*shapes); err != nil {
 			return fmt.Errorf("--shapes: %v", err)
 		}
-		if c.Faults, err = ParseFaults(*faults); err != nil {
-			return fmt.Errorf("--faults: %v", err)
+		if fs.Changed("faults") {
+			if c.Faults, err = ParseFaults(*faults); err != nil {
+				return fmt.Errorf("--faults: %v", err)
+			}
 		}
 		if c.Policy.Kind, err = ParsePolicyKind(*policy); err != nil {
-			return fmt.Errorf("--policy: %v", err)
+			return fmt.Errorf("--client-policy: %v", err)
 		}
 		if c.Pathologies, err = ParsePathologies(*pathologies); err != nil {
 			return fmt.Errorf("--pathology: %v", err)
@@ -82,7 +88,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 		}
 		switch {
 		case c.Requests < 1 || c.Policy.MaxAttempts < 1 || c.Policy.AppTries < 1 || c.BatchSpans < 1:
-			return fmt.Errorf("--requests, --max-attempts, --app-tries and --batch-spans must be at least 1")
+			return fmt.Errorf("--requests, --client-max-attempts, --app-tries and --batch-spans must be at least 1")
 		case c.Rate <= 0:
 			return fmt.Errorf("--rate must be above 0")
 		case c.Policy.Cap < c.Policy.Base:

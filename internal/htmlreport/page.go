@@ -7,9 +7,13 @@ import (
 	_ "embed"
 	"html/template"
 	"io"
+	"math"
+
+	"gonum.org/v1/plot/vg"
 )
 
-// Table is one table of the report, already formatted.
+// Table is one table of the report, already formatted, and the charts
+// drawn from it, which the page shows beside it.
 type Table struct {
 	Title  string
 	Notes  []string
@@ -17,15 +21,17 @@ type Table struct {
 	Rows   [][]string
 	// Numeric marks the columns to right-align.
 	Numeric []bool
+	// NoHeader leaves out the heading row, for a list of figures.
+	NoHeader bool
+	Figures  []Figure
 }
 
-// Page is what the report hands over: its tables, already formatted, and
-// its charts' data.
+// Page is what the report hands over: its tables in reading order, each
+// with its charts' data.
 type Page struct {
 	Title    string
 	Subtitle string
 	Tables   []Table
-	Figures  []Figure
 	Footer   string
 }
 
@@ -37,18 +43,31 @@ var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"uri":   func(s string) template.URL { return template.URL(s) },
 }).Parse(pageTemplate))
 
-// Write renders the page, drawing its figures.
+// section is a table and its rendered charts.
+type section struct {
+	Table
+	Charts []*chart
+}
+
+// Write renders the page, drawing every table's figures.
 func Write(w io.Writer, page Page) error {
-	var charts []*chart
-	for _, f := range page.Figures {
-		c, err := drawFigure(f)
-		if err != nil {
-			return err
+	sections := make([]section, len(page.Tables))
+	for i, t := range page.Tables {
+		sections[i].Table = t
+		for _, f := range t.Figures {
+			c, err := drawFigure(f)
+			if err != nil {
+				return err
+			}
+			sections[i].Charts = append(sections[i].Charts, c)
 		}
-		charts = append(charts, c)
 	}
 	return tmpl.Execute(w, struct {
 		Page
-		Charts []*chart
-	}{page, charts})
+		Sections []section
+		W, H     int
+	}{page, sections, px(chartW), px(chartH)})
 }
+
+// px is a length in CSS pixels (96 to the inch; a point is 1/72).
+func px(l vg.Length) int { return int(math.Round(float64(l) * 96 / 72)) }

@@ -46,8 +46,8 @@ func RunWindow(ctx context.Context, st *store.Store, change Change) (model.Windo
 // day for "*", or when dir holds no export yet), then empties it. The days
 // are recorded before the first file is written and cleared only after the
 // last, so an export stopped by a kill or a full disk is done again, whole,
-// by the next run.
-func ExportPending(ctx context.Context, st *store.Store, dir string, logf func(string, ...any), log io.Writer) error {
+// by the next run. prices price the spend columns, as the report's.
+func ExportPending(ctx context.Context, st *store.Store, dir string, prices model.Prices, logf func(string, ...any), log io.Writer) error {
 	if !hasParquet(dir) {
 		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO parquet_pending SELECT '*' WHERE '*' NOT IN (SELECT day FROM parquet_pending)`); err != nil {
 			return err
@@ -82,7 +82,7 @@ func ExportPending(ctx context.Context, st *store.Store, dir string, logf func(s
 	}
 	t0 := time.Now()
 	rep := progress.NewReporter(log)
-	res, err := export.Export(ctx, st, dir, export.Options{Days: days, Progress: ExportProgress(rep)})
+	res, err := export.Export(ctx, st, dir, export.Options{Days: days, Progress: ExportProgress(rep), Prices: prices})
 	rep.Done()
 	if err != nil {
 		return err

@@ -138,7 +138,7 @@ type Framing struct {
 	Write func(w io.Writer, batches []ptrace.Traces) error
 }
 
-// Framings lists every input form of SPEC §2.
+// Framings lists every input form of docs/input.md, "What it reads".
 func Framings() []Framing {
 	return []Framing{
 		{"json-lines", gen.WriteJSONLines},

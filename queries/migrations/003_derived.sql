@@ -11,7 +11,8 @@
 --   service, name, route (server.address), model, operation
 --   start_ns, end_ns (Unix ns), elapsed_ms
 --   outcome         ok | error
---   trigger         SPEC §3 trigger when the attempt failed, else NULL
+--   trigger         trigger when the attempt failed, else NULL (see
+--                   docs/recognition.md, "How retries are recognised")
 --   is_final        the attempt whose answer was used, or the last to fail
 --   http_status, grpc_status, error_type, retry_after_s
 --   input_tokens, output_tokens  usage of this attempt (an SDK span's usage
@@ -172,7 +173,8 @@ CREATE TABLE baseline_pending (since_ns BIGINT NOT NULL, until_ns BIGINT NOT NUL
 CREATE TABLE parent_cycles (trace_id VARCHAR NOT NULL, span_id VARCHAR NOT NULL, parent_span_id VARCHAR NOT NULL);
 
 -- baselines: one row per retried logical request (attempts > 1) and baseline
---   kind (SPEC §5), also when no baseline could be found for it.
+--   kind (docs/recognition.md, "Baselines"), also when no baseline could be
+--   found for it.
 --   request_id      the logical request (requests.request_id)
 --   kind            no_retry | healthy | alternate_route | matched | experiment
 --   latency_ms      L_retry: the request's client-observed latency

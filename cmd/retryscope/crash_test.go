@@ -18,11 +18,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/testkit"
 )
 
@@ -294,16 +292,6 @@ func TestParquetRecoversAfterFailedExport(t *testing.T) {
 	}
 }
 
-// crashConfig is the two nights the crash tests run: the nightly tests'
-// straddling workload at 1,500 requests, half on each side of midnight.
-// Every stop point is reached at this size; more requests only cost time.
-func crashConfig() gen.Config {
-	cfg := nightlyStraddleConfig()
-	cfg.Requests = 1500
-	cfg.Start = nightlyMidnight.Add(-time.Duration(float64(cfg.Requests) / 2 / cfg.Rate * float64(time.Second)))
-	return cfg
-}
-
 // crashRef is the reference the crash tests share: made once per test
 // binary, since three tests start from it.
 var crashRef struct {
@@ -325,7 +313,7 @@ func crashReference(t *testing.T) (root, clean, after1 string, want map[string]s
 		return crashRef.root, crashRef.clean, crashRef.after1, crashRef.want
 	}
 	root = sharedDir(t, "crash")
-	night1, night2, _, _ := nightlySplit(nightlyGenerate(t, crashConfig()), nightlyMidnight)
+	night1, night2, _, _ := nightlySplit(nightlyGenerate(t, nightlySmallConfig()), nightlyMidnight)
 	crashWriteNight(t, filepath.Join(root, "dumps", "night1"), night1)
 	crashWriteNight(t, filepath.Join(root, "dumps", "night2"), night2)
 	clean, after1 = filepath.Join(root, "clean"), filepath.Join(root, "after1")

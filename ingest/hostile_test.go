@@ -49,7 +49,7 @@ func prettyDocument(t *testing.T, batches []ptrace.Traces, indent string) []byte
 func TestPrettyDocumentBounded(t *testing.T) {
 	batches := testkit.Batches(21, 200, 50)
 	dir := t.TempDir()
-	padded := prettyDocument(t, batches, strings.Repeat(" ", 2000))
+	padded := prettyDocument(t, batches, strings.Repeat(" ", 400))
 	small := writeFile(t, dir, "a-padded.json", func(w *bytes.Buffer) { w.Write(padded) })
 	st := testkit.Open(t)
 	// The padded document is 40x over the limit, its content well under.

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -202,14 +203,16 @@ func TestCrashAtEveryStepThenRerun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the nightly job as a process about 60 times")
 	}
+	t.Parallel()
 	// The reference: both nights run, never stopped. after1 is the state
 	// after the first night, the start of every second-night case.
-	root, clean, after1 := crashReference(t)
-	want := crashState(t, clean)
+	root, _, after1, want := crashReference(t)
 
 	for i, c := range crashCases() {
 		t.Run(strings.ReplaceAll(c.at, ":", "_")+"_night"+string(rune('0'+c.night)), func(t *testing.T) {
 			work := filepath.Join(root, "case"+string(rune('a'+i%26))+string(rune('a'+i/26)))
+			os.RemoveAll(work)
+			t.Cleanup(func() { os.RemoveAll(work) })
 			if c.night == 2 {
 				crashCopyTree(t, after1, work)
 			} else {
@@ -257,8 +260,11 @@ func TestParquetRecoversAfterFailedExport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 16k spans and runs the nightly job seven times")
 	}
-	root, clean, _ := crashReference(t)
-	work := filepath.Join(root, "work")
+	t.Parallel()
+	root, clean, _, _ := crashReference(t)
+	work := filepath.Join(root, "recover")
+	os.RemoveAll(work)
+	t.Cleanup(func() { os.RemoveAll(work) })
 	for _, step := range []struct {
 		night   int
 		blocker string
@@ -286,16 +292,33 @@ func TestParquetRecoversAfterFailedExport(t *testing.T) {
 	}
 }
 
-// crashReference writes the two nights' dumps under a new root and runs
+// crashRef is the reference the crash tests share: made once per test
+// binary, since three tests start from it.
+var crashRef struct {
+	sync.Mutex
+	made                bool
+	root, clean, after1 string
+	want                map[string]string
+}
+
+// crashReference writes the two nights' dumps under a shared root and runs
 // both, never stopped, in root/clean; root/after1 holds the state after the
-// first night, where second-night cases start.
-func crashReference(t *testing.T) (root, clean, after1 string) {
+// first night, where second-night cases start. want is what root/clean
+// holds (crashState). Tests work in directories of their own under root.
+func crashReference(t *testing.T) (root, clean, after1 string, want map[string]string) {
 	t.Helper()
-	root = t.TempDir()
-	night1, night2, _, _ := nightlySplit(nightlyGenerate(t, nightlyStraddleConfig()), nightlyMidnight)
+	crashRef.Lock()
+	defer crashRef.Unlock()
+	if crashRef.made {
+		return crashRef.root, crashRef.clean, crashRef.after1, crashRef.want
+	}
+	root = sharedDir(t, "crash")
+	night1, night2, _, _ := nightlySplit(nightlyGenerate(t, nightlySmallConfig()), nightlyMidnight)
 	crashWriteNight(t, filepath.Join(root, "dumps", "night1"), night1)
 	crashWriteNight(t, filepath.Join(root, "dumps", "night2"), night2)
 	clean, after1 = filepath.Join(root, "clean"), filepath.Join(root, "after1")
+	os.RemoveAll(clean)
+	os.RemoveAll(after1)
 	os.MkdirAll(clean, 0o755)
 	for night := 1; night <= 2; night++ {
 		if _, code, stderr := crashRun(t, clean, "", crashNight(night)...); code != exitOK {
@@ -305,5 +328,8 @@ func crashReference(t *testing.T) (root, clean, after1 string) {
 			crashCopyTree(t, clean, after1)
 		}
 	}
-	return root, clean, after1
+	crashRef.root, crashRef.clean, crashRef.after1 = root, clean, after1
+	crashRef.want = crashState(t, clean)
+	crashRef.made = true
+	return root, clean, after1, crashRef.want
 }

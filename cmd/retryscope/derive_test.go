@@ -17,6 +17,7 @@ import (
 // changed requests and their neighbours' baselines recomputed, leaves the
 // same requests, attempts and baselines as deriving everything at once.
 func TestIncrementalDeriveEqualsFull(t *testing.T) {
+	t.Parallel()
 	cfg := gen.DefaultConfig()
 	cfg.Seed, cfg.Requests, cfg.Rate = 12, 3000, 4 // 12.5 minutes: several baseline windows
 	res, err := gen.Generate(cfg)

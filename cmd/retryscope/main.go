@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -28,7 +29,29 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
-	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(profiled(func() int { return run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr) }))
+}
+
+// profiled runs f under a CPU profile written to $RETRYSCOPE_CPUPROFILE, if
+// set: the calls into DuckDB show as the Go frames that made them
+// (docs/development.md).
+func profiled(f func() int) int {
+	path := os.Getenv("RETRYSCOPE_CPUPROFILE")
+	if path == "" {
+		return f()
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "retryscope: RETRYSCOPE_CPUPROFILE: %v\n", err)
+		return exitFailed
+	}
+	defer out.Close()
+	if err := pprof.StartCPUProfile(out); err != nil {
+		fmt.Fprintf(os.Stderr, "retryscope: RETRYSCOPE_CPUPROFILE: %v\n", err)
+		return exitFailed
+	}
+	defer pprof.StopCPUProfile()
+	return f()
 }
 
 // Exit codes, as README.md, "Exit codes" documents them.

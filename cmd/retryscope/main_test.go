@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,7 +29,46 @@ func TestMain(m *testing.M) {
 	if os.Getenv("RETRYSCOPE_AS_CLI") == "1" {
 		main()
 	}
-	testscript.Main(m, map[string]func(){"retryscope": main})
+	testscript.Main(cleaningM{m}, map[string]func(){"retryscope": main})
+}
+
+// cleaningM removes what tests share across the package (sharedDir) once
+// every test has run; testscript.Main exits the process after Run.
+type cleaningM struct{ m *testing.M }
+
+func (c cleaningM) Run() int {
+	code := c.m.Run()
+	if sharedRoot != "" {
+		os.RemoveAll(sharedRoot)
+	}
+	return code
+}
+
+// sharedRoot holds work that several tests start from (the crash tests'
+// reference runs); sharedDir makes it on first use. The tests that run the
+// nightly job many times call t.Parallel: go test runs this package beside
+// the others, and run alone at the end it would leave a core idle.
+var (
+	sharedMu   sync.Mutex
+	sharedRoot string
+)
+
+func sharedDir(t testing.TB, name string) string {
+	t.Helper()
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if sharedRoot == "" {
+		dir, err := os.MkdirTemp("", "retryscope-test-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sharedRoot = dir
+	}
+	dir := filepath.Join(sharedRoot, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // TestScripts runs testdata/script/*.txtar: the command line as a user

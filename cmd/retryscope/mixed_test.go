@@ -196,6 +196,7 @@ func TestMixedDumpIsSumOfParts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates, ingests and reports about 50k spans (200k with RETRYSCOPE_LONG=1)")
 	}
+	t.Parallel()
 	began := time.Now()
 	dir := t.TempDir()
 

@@ -237,6 +237,16 @@ func nightlyStraddleConfig() gen.Config {
 	return cfg
 }
 
+// nightlySmallConfig is the straddling workload at 1,500 requests, half on
+// each side of midnight: for the tests that run the nightly job many times
+// (crash points, full disks, retention), where more requests only cost time.
+func nightlySmallConfig() gen.Config {
+	cfg := nightlyStraddleConfig()
+	cfg.Requests = 1500
+	cfg.Start = nightlyMidnight.Add(-time.Duration(float64(cfg.Requests) / 2 / cfg.Rate * float64(time.Second)))
+	return cfg
+}
+
 // TestTwoNightsEqualOneRun is acceptance 1 of issue 6: two nightly runs
 // over two days of dumps, where about 5% of the traces straddle midnight,
 // leave exactly what one run over both days leaves: the same requests,
@@ -246,6 +256,7 @@ func TestTwoNightsEqualOneRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 16k spans and runs the nightly job three times")
 	}
+	t.Parallel()
 	night1, night2, traces, straddling := nightlySplit(nightlyGenerate(t, nightlyStraddleConfig()), nightlyMidnight)
 	share := float64(straddling) / float64(traces)
 	t.Logf("%d traces, %d (%.1f%%) straddle midnight", traces, straddling, 100*share)
@@ -322,11 +333,12 @@ func TestTwoNightsEqualOneRun(t *testing.T) {
 // again from what remains.
 func TestRetentionStaysIncremental(t *testing.T) {
 	if testing.Short() {
-		t.Skip("generates 24k spans and runs the nightly job four times")
+		t.Skip("generates 10k spans and runs the nightly job four times")
 	}
-	night1, night2, _, _ := nightlySplit(nightlyGenerate(t, nightlyStraddleConfig()), nightlyMidnight)
+	t.Parallel()
+	night1, night2, _, _ := nightlySplit(nightlyGenerate(t, nightlySmallConfig()), nightlyMidnight)
 	cfg := nightlyStraddleConfig()
-	cfg.Seed, cfg.Requests, cfg.Start = 7, 2000, nightlyMidnight.Add(25*time.Hour)
+	cfg.Seed, cfg.Requests, cfg.Start = 7, 1000, nightlyMidnight.Add(25*time.Hour)
 	night3 := nightlyGenerate(t, cfg)
 	dir := t.TempDir()
 	var dumps []string

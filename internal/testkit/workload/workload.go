@@ -5,7 +5,10 @@ package workload
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/retryscope/retryscope/ingest"
@@ -17,22 +20,77 @@ import (
 
 // Rebuilt generates cfg's workload, ingests it into a fresh database and
 // rebuilds its logical requests; it returns the database and the truth.
+// Within one test binary a config is built once: later calls get a copy of
+// that database file, theirs to change (the truth is shared; read it only).
 func Rebuilt(t testing.TB, cfg gen.Config) (*store.Store, gen.Truth) {
 	t.Helper()
+	b := built(t, cfg)
+	path := filepath.Join(t.TempDir(), "rebuilt.duckdb")
+	if err := os.WriteFile(path, b.db, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return testkit.OpenFile(t, path), b.truth
+}
+
+// builds holds each config's rebuilt database file, by config.
+var builds sync.Map // fmt %#v of gen.Config → *build
+
+type build struct {
+	once  sync.Once
+	db    []byte
+	truth gen.Truth
+	err   error
+}
+
+func built(t testing.TB, cfg gen.Config) *build {
+	t.Helper()
+	v, _ := builds.LoadOrStore(fmt.Sprintf("%#v", cfg), &build{})
+	b := v.(*build)
+	b.once.Do(func() { b.db, b.truth, b.err = rebuildOnce(cfg, t.TempDir()) })
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b
+}
+
+// rebuildOnce does the work of Rebuilt in dir and returns the closed
+// database's bytes.
+func rebuildOnce(cfg gen.Config, dir string) ([]byte, gen.Truth, error) {
 	res, err := gen.Generate(cfg)
 	if err != nil {
-		t.Fatal(err)
+		return nil, gen.Truth{}, err
 	}
-	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "traces.jsonl"), gen.WriteJSONLines, res.Traces)
-	st := testkit.Open(t)
+	traces := filepath.Join(dir, "traces.jsonl")
+	f, err := os.Create(traces)
+	if err != nil {
+		return nil, gen.Truth{}, err
+	}
+	if err := gen.WriteJSONLines(f, res.Traces); err != nil {
+		f.Close()
+		return nil, gen.Truth{}, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, gen.Truth{}, err
+	}
+	path := filepath.Join(dir, "built.duckdb")
 	ctx := context.Background()
-	if _, err := ingest.Run(ctx, st, []string{path}, ingest.Options{}); err != nil {
-		t.Fatal(err)
+	st, err := store.Open(ctx, path, store.Options{MemoryLimit: "1GB"})
+	if err != nil {
+		return nil, gen.Truth{}, err
+	}
+	if _, err := ingest.Run(ctx, st, []string{traces}, ingest.Options{}); err != nil {
+		st.Close()
+		return nil, gen.Truth{}, err
 	}
 	if err := rebuild.Rebuild(ctx, st); err != nil {
-		t.Fatal(err)
+		st.Close()
+		return nil, gen.Truth{}, err
 	}
-	return st, res.Truth
+	if err := st.Close(); err != nil {
+		return nil, gen.Truth{}, err
+	}
+	db, err := os.ReadFile(path)
+	return db, res.Truth, err
 }
 
 // Bench is the workload the derive benchmarks share: 50,000 logical

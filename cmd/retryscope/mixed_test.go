@@ -33,13 +33,13 @@ var mixedPartRequests = map[gen.Shape]int{
 	gen.ShapeHedge:    9400,
 }
 
-// mixedScale divides the parts' sizes: by 4 (50k spans in all) unless
+// mixedScale divides the parts' sizes: by 8 (25k spans in all) unless
 // the long checks are asked for (testkit.Long).
 func mixedScale() int {
 	if testkit.Long() {
 		return 1
 	}
-	return 4
+	return 8
 }
 
 // mixedReport is the part of `report --format json` this test reads. It is
@@ -194,7 +194,7 @@ func mixedWrite(t *testing.T, path string, batches []ptrace.Traces, proto bool) 
 // the same attempts.
 func TestMixedDumpIsSumOfParts(t *testing.T) {
 	if testing.Short() {
-		t.Skip("generates, ingests and reports about 50k spans (200k with RETRYSCOPE_LONG=1)")
+		t.Skip("generates, ingests and reports about 25k spans (200k with RETRYSCOPE_LONG=1)")
 	}
 	t.Parallel()
 	began := time.Now()

@@ -19,7 +19,7 @@ import (
 func TestIncrementalDeriveEqualsFull(t *testing.T) {
 	t.Parallel()
 	cfg := gen.DefaultConfig()
-	cfg.Seed, cfg.Requests, cfg.Rate = 12, 3000, 4 // 12.5 minutes: several baseline windows
+	cfg.Seed, cfg.Requests, cfg.Rate = 12, 1500, 2 // 12.5 minutes: several baseline windows
 	res, err := gen.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -73,6 +73,9 @@ type Summary struct {
 	Files    []FileResult
 	Rejected map[string]int64
 	Elapsed  time.Duration
+	// Truth lists the truth files of retryscope gen a directory walk left
+	// out.
+	Truth []string
 }
 
 // Totals adds up the per-file counts.
@@ -108,7 +111,11 @@ func Run(ctx context.Context, st *store.Store, paths []string, opt Options) (Sum
 	if opt.FIFOWait <= 0 {
 		opt.FIFOWait = DefaultFIFOWait
 	}
-	inputs, walked, missing := expand(paths, opt.Exclude)
+	inputs, walked, missing, truth := expand(paths, opt.Exclude)
+	sum.Truth = truth
+	for _, p := range truth {
+		fmt.Fprintf(opt.Log, "%s: left out: a truth file of retryscope gen, not traces\n", shown(p))
+	}
 	for _, m := range missing {
 		res := FileResult{Path: m.path, Rejected: map[string]int64{m.rej.Reason: 1}}
 		fmt.Fprintf(opt.Log, "%s: %s\n", shown(m.path), m.rej.Detail)
@@ -142,6 +149,9 @@ func (s Summary) Line(stored int64) string {
 		fmt.Fprintf(&b, "; %.1fs, %.0f spans/s", secs, float64(spans)/secs)
 	} else {
 		fmt.Fprintf(&b, "; %s", s.Elapsed.Round(time.Millisecond))
+	}
+	if n := len(s.Truth); n > 0 {
+		fmt.Fprintf(&b, "; %d truth %s of retryscope gen left out", n, map[bool]string{true: "file", false: "files"}[n == 1])
 	}
 	if rejected > 0 {
 		var parts []string

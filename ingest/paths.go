@@ -20,8 +20,10 @@ type missingInput struct {
 // order: a directory is walked recursively (hidden entries skipped), a
 // pattern is globbed, "-" stands for stdin. A path that names nothing is
 // returned as missing, so it is reported and counted, not fatal. walked
-// holds the files found in a directory, not named.
-func expand(paths []string, exclude []string) (files []string, walked map[string]bool, missing []missingInput) {
+// holds the files found in a directory, not named; truth lists the truth
+// files of retryscope gen (*.truth.json) found in a directory, which are
+// left out: gen writes one beside every dump.
+func expand(paths []string, exclude []string) (files []string, walked map[string]bool, missing []missingInput, truth []string) {
 	walked = map[string]bool{}
 	skip := map[string]bool{}
 	for _, e := range exclude {
@@ -49,6 +51,10 @@ func expand(paths []string, exclude []string) (files []string, walked map[string
 		files = append(files, p)
 	}
 	addWalked := func(p string) {
+		if strings.HasSuffix(p, TruthSuffix) {
+			truth = append(truth, p)
+			return
+		}
 		walked[p] = true
 		addFile(p)
 	}
@@ -84,8 +90,13 @@ func expand(paths []string, exclude []string) (files []string, walked map[string
 			addFile(p)
 		}
 	}
-	return files, walked, missing
+	return files, walked, missing, truth
 }
+
+// TruthSuffix ends the name of the truth file retryscope gen writes beside
+// its traces; a directory walk leaves such files out (a file named on the
+// command line is still read).
+const TruthSuffix = ".truth.json"
 
 // walk lists the files under root (regular ones, FIFOs, and other special
 // files, to be refused with a reason), in name order, following

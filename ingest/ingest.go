@@ -504,7 +504,7 @@ type spanSink interface {
 // readInto decodes the input on parallel workers, in order, and appends the
 // spans to tx. It returns the rejections.
 func readInto(ctx context.Context, tx spanSink, src *input, res *FileResult, opt Options) ([]model.Rejection, error) {
-	s, err := openStream(src.r, src.read.Load, opt.Limits)
+	s, err := openStream(src.r, src.read.Load, src.size, opt.Limits)
 	if err != nil {
 		rej := model.Rejection{Reason: "corrupt_compression", Detail: err.Error()}
 		res.Rejected[rej.Reason]++

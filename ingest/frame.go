@@ -97,13 +97,25 @@ func (g *expansionGuard) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// readBufferSize is the buffer a file is read through: 1 MiB, or less for
+// a smaller file, but never less than what detecting its framing peeks
+// at. A directory of small files otherwise allocates, and clears, 1 MiB a
+// file (at 1 KB a file, more of the time than decoding them).
+func readBufferSize(size int64) int {
+	const full = 1 << 20
+	if size < 0 || size >= full {
+		return full
+	}
+	return max(int(size)+1, peekSize)
+}
+
 // openStream unwraps whole-file gzip or zstd and detects the framing.
 // compressedRead says how many bytes of the file were consumed so far, for
-// the expansion limit.
-func openStream(r io.Reader, compressedRead func() int64, lim Limits) (*stream, error) {
+// the expansion limit; size is the file's size, -1 when unknown.
+func openStream(r io.Reader, compressedRead func() int64, size int64, lim Limits) (*stream, error) {
 	lim = lim.withDefaults()
 	s := &stream{compression: "none", maxDoc: lim.MaxDocumentBytes, maxRecord: lim.MaxRecordBytes}
-	br := bufio.NewReaderSize(r, 1<<20)
+	br := bufio.NewReaderSize(r, readBufferSize(size))
 	for layer := 0; layer < 2; layer++ {
 		head, _ := br.Peek(4)
 		switch {

@@ -29,7 +29,7 @@ var fuzzLimits = Limits{MaxDocumentBytes: 64 << 10, MaxExpansion: 20, ExpansionF
 func readAll(t *testing.T, data []byte) {
 	var consumed int64
 	cr := countingReader{bytes.NewReader(data), &consumed}
-	s, err := openStream(cr, func() int64 { return consumed }, fuzzLimits)
+	s, err := openStream(cr, func() int64 { return consumed }, -1, fuzzLimits)
 	if err != nil {
 		return // a bad compression header: rejected as corrupt_compression
 	}

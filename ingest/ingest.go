@@ -1,7 +1,8 @@
 // Package ingest reads OpenTelemetry trace exports — OTLP/JSON and
 // OTLP/protobuf in every framing the Collector and OTLP/HTTP produce, plain
-// or compressed — and stores their spans, one file per transaction. It is
-// the only package that knows OTLP.
+// or compressed — and stores their spans, a file per transaction, or
+// several small files to one (see small.go). It is the only package that
+// knows OTLP.
 package ingest
 
 import (
@@ -124,8 +125,28 @@ func Run(ctx context.Context, st *store.Store, paths []string, opt Options) (Sum
 		}
 		sum.add(res)
 	}
+	var small smallGroup
 	for _, in := range inputs {
 		if err := ctx.Err(); err != nil {
+			return sum, err
+		}
+		if isSmall(in) {
+			f, err := readSmall(ctx, in, walked[in], opt)
+			if err == nil {
+				small.add(f)
+				if small.full() {
+					err = small.store(ctx, st, opt, &sum)
+				}
+				if err != nil {
+					return sum, err
+				}
+				continue
+			}
+			if !errors.Is(err, errNotSmall) {
+				return sum, fmt.Errorf("ingest %s: %w", in, err)
+			}
+		}
+		if err := small.store(ctx, st, opt, &sum); err != nil {
 			return sum, err
 		}
 		res, err := ingestFile(ctx, st, in, walked[in], opt)
@@ -133,6 +154,9 @@ func Run(ctx context.Context, st *store.Store, paths []string, opt Options) (Sum
 		if err != nil {
 			return sum, fmt.Errorf("ingest %s: %w", in, err)
 		}
+	}
+	if err := small.store(ctx, st, opt, &sum); err != nil {
+		return sum, err
 	}
 	sum.Elapsed = time.Since(start)
 	return sum, nil
@@ -241,31 +265,41 @@ func ingestFile(ctx context.Context, st *store.Store, path string, walked bool, 
 			return res, nil
 		}
 	}
+	return res, commitFile(tx, &res, ledgerRow(&res, sha, src.read.Load(), rejections, start), rejections, start, opt)
+}
+
+// ledgerRow is the ledger row of a file read since start.
+func ledgerRow(res *FileResult, sha string, size int64, rejections []model.Rejection, start time.Time) store.FileInfo {
+	return store.FileInfo{Path: res.Path, SHA256: sha, SizeBytes: size, Format: string(res.Format),
+		Compression: res.Compression, Records: res.Records, SpansRead: res.Spans,
+		Rejected: int64(len(rejections)), Seconds: time.Since(start).Seconds()}
+}
+
+// commitFile commits a file's transaction, with its ledger row and
+// rejections, and logs the file's line.
+func commitFile(tx *store.FileTx, res *FileResult, info store.FileInfo, rejections []model.Rejection, start time.Time, opt Options) error {
 	if err := crashpoint.Hit("ingest.staged"); err != nil {
 		tx.Rollback()
-		return res, err
+		return err
 	}
-	res.Elapsed = time.Since(start)
-	info := store.FileInfo{Path: path, SHA256: sha, SizeBytes: src.read.Load(), Format: string(res.Format),
-		Compression: res.Compression, Records: res.Records, SpansRead: res.Spans,
-		Rejected: int64(len(rejections)), Seconds: res.Elapsed.Seconds()}
+	var err error
 	res.SpansNew, err = tx.Commit(info, rejections)
 	if err == nil {
 		err = crashpoint.Hit("ingest.committed")
 	}
 	if err != nil {
-		return res, err
+		return err
 	}
 	if tx.Conflicts > 0 {
 		res.Rejected["duplicate_conflict"] += tx.Conflicts
 		fmt.Fprintf(opt.Log, "%s: duplicate_conflict: %d spans repeat a span seen before with other content; the first copy is kept (see ingest_errors)\n",
-			shown(path), tx.Conflicts)
+			shown(res.Path), tx.Conflicts)
 	}
 	res.Elapsed = time.Since(start)
 	if !opt.Quiet {
 		fmt.Fprintf(opt.Log, "%s\n", res.line())
 	}
-	return res, nil
+	return nil
 }
 
 func (r FileResult) logSkipped(opt Options) {
@@ -471,10 +505,16 @@ const (
 	budgetUnit    = 1 << 20
 )
 
+// spanSink takes a file's spans in file order: its transaction
+// (store.FileTx), or a small file's batches (wholeFile).
+type spanSink interface {
+	Add(*store.SpanBatch) error
+}
+
 // readInto decodes the input on parallel workers, in order, and appends the
-// spans to the file's transaction. It returns the rejections.
-func readInto(ctx context.Context, tx *store.FileTx, src *input, res *FileResult, opt Options) ([]model.Rejection, error) {
-	s, err := openStream(src.r, src.read.Load, opt.Limits)
+// spans to tx. It returns the rejections.
+func readInto(ctx context.Context, tx spanSink, src *input, res *FileResult, opt Options) ([]model.Rejection, error) {
+	s, err := openStream(src.r, src.read.Load, src.size, opt.Limits)
 	if err != nil {
 		rej := model.Rejection{Reason: "corrupt_compression", Detail: err.Error()}
 		res.Rejected[rej.Reason]++

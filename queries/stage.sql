@@ -3,7 +3,8 @@
 -- merge_stage). Columns follow the staged-spans function that fills it
 -- (internal/store/load.go): empty texts are still '' here; seq numbers the
 -- spans in file order; offset is where in its file the span's record
--- starts.
+-- starts; file_id is the file's (a load of several small files carries
+-- each span's own, see load_spans).
 CREATE OR REPLACE TEMP TABLE stage_spans (
     seq             BIGINT,
     trace_id        VARCHAR,
@@ -23,5 +24,6 @@ CREATE OR REPLACE TEMP TABLE stage_spans (
     resource        MAP(VARCHAR, VARCHAR),
     events          STRUCT(name VARCHAR, time_ns BIGINT, attributes MAP(VARCHAR, VARCHAR))[],
     links           STRUCT(trace_id VARCHAR, span_id VARCHAR, attributes MAP(VARCHAR, VARCHAR))[],
-    "offset"        BIGINT
+    "offset"        BIGINT,
+    file_id         BIGINT
 );

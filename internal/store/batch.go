@@ -19,6 +19,8 @@ type SpanBatch struct {
 	Links  []Link
 	// seq is the file-order number of Spans[0] (see stage.sql).
 	seq int64
+	// fileID is the file_id its spans are stored with.
+	fileID int64
 }
 
 // NewSpanBatch returns an empty batch with room for spans spans and
@@ -102,6 +104,10 @@ func (b *SpanBatch) AddAttr(key, value Text) { b.Attrs = append(b.Attrs, Attr{ke
 func (b *SpanBatch) AttrsSince(n int) Range {
 	return Range{uint32(n), uint32(len(b.Attrs) - n)}
 }
+
+// TextBytes is the size of the batch's text buffer: with the spans, most
+// of what the batch holds in memory.
+func (b *SpanBatch) TextBytes() int { return len(b.text) }
 
 // Len is the number of spans in the batch.
 func (b *SpanBatch) Len() int { return len(b.Spans) }

@@ -9,7 +9,7 @@ import (
 	"github.com/retryscope/retryscope/queries"
 )
 
-// The staged spans' and the rejections' column lists name exactly the
+// The staged spans', the rejections' and the ledger's column lists name exactly the
 // columns of their tables.
 func TestAppendedColumnsMatchTheTables(t *testing.T) {
 	st := testkit.Open(t)
@@ -18,4 +18,5 @@ func TestAppendedColumnsMatchTheTables(t *testing.T) {
 	}
 	testkit.CheckColumns(t, st, "temp", "stage_spans", store.StageColumns)
 	testkit.CheckColumns(t, st, "", "ingest_errors", store.RejectionColumns)
+	testkit.CheckColumns(t, st, "", "ingest_files", store.LedgerColumns)
 }

@@ -106,7 +106,7 @@ var stagedColumnInfos = func() []duckdb.ColumnInfo {
 	}
 	event := must(duckdb.NewStructInfo(entry("name", varchar), entry("time_ns", bigint), entry("attributes", attrs)))
 	link := must(duckdb.NewStructInfo(entry("trace_id", varchar), entry("span_id", varchar), entry("attributes", attrs)))
-	types := map[string]duckdb.TypeInfo{"seq": bigint, "start_ns": bigint, "end_ns": bigint, "offset": bigint,
+	types := map[string]duckdb.TypeInfo{"seq": bigint, "start_ns": bigint, "end_ns": bigint, "offset": bigint, "file_id": bigint,
 		"attributes": attrs, "resource": attrs,
 		"events": must(duckdb.NewListInfo(event)), "links": must(duckdb.NewListInfo(link))}
 	infos := make([]duckdb.ColumnInfo, len(StageColumns))
@@ -269,6 +269,8 @@ func (f *filler) fill(chunk duckdb.DataChunk) error {
 			f.ints(vec, func(b *SpanBatch, i int) int64 { return b.Spans[i].EndNS })
 		case "offset":
 			f.ints(vec, func(b *SpanBatch, i int) int64 { return b.Spans[i].Offset })
+		case "file_id":
+			f.ints(vec, func(b *SpanBatch, i int) int64 { return b.fileID })
 		case "attributes":
 			f.spanMaps(vec, func(sp *BatchSpan) Range { return sp.Attributes })
 		case "resource":

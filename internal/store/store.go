@@ -336,9 +336,23 @@ const ResendWindow = time.Hour
 // BeginFile starts the ingest of one file; path is recorded with the
 // conflicts it brings.
 func (s *Store) BeginFile(ctx context.Context, path string) (*FileTx, error) {
+	id, err := s.prepareLoad(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tx := &FileTx{s: s, ctx: ctx, path: path, seen: newSpanKeys(), FileID: id}
+	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return nil, err
+	}
+	return tx, nil
+}
+
+// prepareLoad readies the connection for loading files and returns the
+// file_id of the next one.
+func (s *Store) prepareLoad(ctx context.Context) (int64, error) {
 	if !s.stagedRegistered {
 		if err := s.registerStaged(ctx); err != nil {
-			return nil, fmt.Errorf("register the staged spans: %w", err)
+			return 0, fmt.Errorf("register the staged spans: %w", err)
 		}
 		s.stagedRegistered = true
 	}
@@ -348,22 +362,17 @@ func (s *Store) BeginFile(ctx context.Context, path string) (*FileTx, error) {
 	// once a file, which a directory of small files pays for.
 	if !s.stageMade {
 		if _, err := s.Conn.ExecContext(ctx, queries.Get("stage")); err != nil {
-			return nil, fmt.Errorf("create staging table: %w", err)
+			return 0, fmt.Errorf("create staging table: %w", err)
 		}
 		s.stageMade = true
 	}
-	tx := &FileTx{s: s, ctx: ctx, path: path, seen: newSpanKeys(), FileID: s.nextFileID}
-	if tx.FileID == 0 {
-		err := s.Conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(file_id), 0) FROM ingest_files),
-			(SELECT coalesce(max(file_id), 0) FROM spans)) + 1`).Scan(&tx.FileID)
-		if err != nil {
-			return nil, err
-		}
+	if s.nextFileID != 0 {
+		return s.nextFileID, nil
 	}
-	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		return nil, err
-	}
-	return tx, nil
+	var id int64
+	err := s.Conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(file_id), 0) FROM ingest_files),
+		(SELECT coalesce(max(file_id), 0) FROM spans)) + 1`).Scan(&id)
+	return id, err
 }
 
 // StageColumns are the columns of stage_spans (queries/stage.sql), which
@@ -371,7 +380,7 @@ func (s *Store) BeginFile(ctx context.Context, path string) (*FileTx, error) {
 var StageColumns = []string{"seq", "trace_id", "span_id", "parent_span_id", "trace_state",
 	"name", "kind", "start_ns", "end_ns", "status_code", "status_message",
 	"service_name", "scope_name", "scope_version",
-	"attributes", "resource", "events", "links", "offset"}
+	"attributes", "resource", "events", "links", "offset", "file_id"}
 
 // Add stages a batch of spans, the next in file order. The batch must not
 // change afterwards. An error from merging an earlier chunk is returned by
@@ -384,6 +393,7 @@ func (t *FileTx) Add(b *SpanBatch) error {
 		return nil
 	}
 	b.seq = t.seq + 1
+	b.fileID = t.FileID
 	t.seq += int64(len(b.Spans))
 	c := &t.next
 	for i := range b.Spans {
@@ -462,7 +472,7 @@ func (t *FileTx) merge(c chunk) error {
 			return fmt.Errorf("look for stored spans the staged ones may repeat: %w", err)
 		}
 		if !repeats {
-			n, err := t.s.load(t.ctx, c.batches, queries.Get("load_spans"), t.FileID)
+			n, err := t.s.load(t.ctx, c.batches, queries.Get("load_spans"))
 			if err != nil {
 				return fmt.Errorf("load staged spans: %w", err)
 			}

@@ -53,6 +53,7 @@ type smallFile struct {
 	reject *model.Rejection
 	log    bytes.Buffer
 	start  time.Time
+	text   int // the batches' text bytes
 }
 
 // Add takes the file's batches, up to what a group holds.
@@ -60,19 +61,12 @@ func (f *smallFile) Add(b *store.SpanBatch) error {
 	if len(b.Spans) == 0 {
 		return nil
 	}
-	if f.res.Spans+int64(b.Len()) > groupSpans || f.textBytes()+b.TextBytes() > groupTextBytes {
+	if f.res.Spans+int64(b.Len()) > groupSpans || f.text+b.TextBytes() > groupTextBytes {
 		return errNotSmall
 	}
 	f.whole.Batches = append(f.whole.Batches, b)
+	f.text += b.TextBytes()
 	return nil
-}
-
-func (f *smallFile) textBytes() int {
-	n := 0
-	for _, b := range f.whole.Batches {
-		n += b.TextBytes()
-	}
-	return n
 }
 
 // readSmall reads and decodes a small file whole. It returns errNotSmall
@@ -132,7 +126,7 @@ type smallGroup struct {
 func (g *smallGroup) add(f *smallFile) {
 	g.files = append(g.files, f)
 	g.spans += f.res.Spans
-	g.textBytes += f.textBytes()
+	g.textBytes += f.text
 }
 
 func (g *smallGroup) full() bool {

@@ -20,12 +20,15 @@ func Open(t testing.TB) *store.Store {
 	return OpenFile(t, filepath.Join(t.TempDir(), "t.duckdb"))
 }
 
+// StoreOptions are the settings every test database is opened with.
+var StoreOptions = store.Options{MemoryLimit: "1GB"}
+
 // OpenFile opens the database at path, creating it if it is not there, and
 // closes it when the test ends (closing it earlier as well is harmless). It
 // is the one way tests open a database.
 func OpenFile(t testing.TB, path string) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), path, store.Options{MemoryLimit: "1GB"})
+	st, err := store.Open(context.Background(), path, StoreOptions)
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}

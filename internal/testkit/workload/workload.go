@@ -74,7 +74,7 @@ func rebuildOnce(cfg gen.Config, dir string) ([]byte, gen.Truth, error) {
 	}
 	path := filepath.Join(dir, "built.duckdb")
 	ctx := context.Background()
-	st, err := store.Open(ctx, path, store.Options{MemoryLimit: "1GB"})
+	st, err := store.Open(ctx, path, testkit.StoreOptions)
 	if err != nil {
 		return nil, gen.Truth{}, err
 	}

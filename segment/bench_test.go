@@ -52,7 +52,8 @@ func benchStore(b *testing.B) *store.Store {
 	}, "requests r, range(1, 4) t(o) WHERE o <= r.attempts")
 	exec(`INSERT INTO spans (trace_id, span_id, name, start_ns, end_ns, duration_ns, attributes, resource_attributes, file_id)
 		 SELECT 'trace-' || id, CASE WHEN k = 0 THEN 'span-' || id ELSE 'child-' || k || '-' || id END, 'chat',
-			0, 1, 1, map_from_entries([{'k': 'cloud.region', 'v': 'region-' || (i % 4)}, {'k': 'http.request.method', 'v': 'POST'}]),
+			0, 1, 1, map_from_entries([{'k': 'cloud.region', 'v': 'region-' || (i % 4)}, {'k': 'http.request.method', 'v': 'POST'},
+				{'k': 'user.id', 'v': 'user-' || i}]),
 			map_from_entries([{'k': 'service.name', 'v': 'svc'}]), 1
 		 FROM bench, range(4) t(k)`)
 	exec(`DROP TABLE bench`)
@@ -83,6 +84,14 @@ func BenchmarkComputeByTrigger(b *testing.B) {
 // BenchmarkComputeByRegionModel joins the anchor spans for an attribute.
 func BenchmarkComputeByRegionModel(b *testing.B) {
 	benchCompute(b, Spec{By: []Dim{{Kind: KindAttr, Name: "cloud.region"}, {Kind: KindModel}}})
+}
+
+// BenchmarkComputeByUser is report --by attr:user.id --min-cohort 1 with a
+// user per request: 250,000 cohorts, of which the largest 999 are shown and
+// the rest pooled into (other). Its B/op is what the cohorts cost in Go.
+func BenchmarkComputeByUser(b *testing.B) {
+	b.ReportAllocs()
+	benchCompute(b, Spec{By: []Dim{{Kind: KindAttr, Name: "user.id"}}, MinCohort: 1})
 }
 
 // BenchmarkComputeByTriggerCI adds bootstrap intervals (1,000 resamples).

@@ -36,7 +36,7 @@ func (q *query) param(v any) string {
 // is about a quarter less work (as in baseline_input).
 func (q *query) spanValue(m, key string) string {
 	col := "v" + strconv.Itoa(len(q.spanCols)+1)
-	q.spanCols = append(q.spanCols, m+"["+q.param(key)+"] AS "+col)
+	q.spanCols = append(q.spanCols, "sp."+m+"["+q.param(key)+"] AS "+col)
 	return "s." + col
 }
 
@@ -135,8 +135,11 @@ func (q *query) build(spec *Spec, since, until int64, baseline bool) string {
 	}
 	var joins []string
 	if len(q.spanCols) > 0 {
-		joins = append(joins, "LEFT JOIN (SELECT trace_id, span_id, "+strings.Join(q.spanCols, ", ")+
-			" FROM spans) s ON s.trace_id = r.trace_id AND s.span_id = r.span_id")
+		// The window's anchor spans are found first, by a join of narrow
+		// rows, and their values joined to the wide ones by request.
+		joins = append(joins, "LEFT JOIN (SELECT rr.request_id, "+strings.Join(q.spanCols, ", ")+
+			" FROM requests rr JOIN spans sp ON sp.trace_id = rr.trace_id AND sp.span_id = rr.span_id"+
+			" WHERE rr.start_ns >= $1 AND rr.start_ns < $2) s ON s.request_id = r.request_id")
 	}
 	if baseline {
 		joins = append(joins, "LEFT JOIN (SELECT request_id, avg(l0_ms) AS l0_ms,"+
@@ -292,6 +295,12 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	values := make([]name, 0, n*int64(len(spec.By)))
 	order := make([]int64, 0, n)
 	kinds := append(slices.Clone(rowKinds), slices.Repeat([]store.Kind{store.KindText}, len(spec.By))...)
+	// The rows are put in order here (byID), so DuckDB need not keep them
+	// in any: holding them back in order is what ran out of memory.
+	if _, err := st.Conn.ExecContext(ctx, `SET preserve_insertion_order = false`); err != nil {
+		return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
+	}
+	defer st.Conn.ExecContext(context.WithoutCancel(ctx), `RESET preserve_insertion_order`)
 	err := store.StreamChunks(ctx, st.Conn, text, q.args, kinds, func(c *store.Chunk) error {
 		for i := range c.Len() {
 			r, place := readRow(c, i, nm)
@@ -307,6 +316,9 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
 	}
 	byID(out, values, order, len(spec.By))
+	// Texts are only looked up by number from here on; with a value per
+	// request (a user id) the index is as large as the texts.
+	nm.index = nil
 	return out, values, nm, nil
 }
 
@@ -396,25 +408,61 @@ func byID(rows []reqRow, values []name, order []int64, width int) {
 // cohortsOf groups rows requests into cohorts by their values of n
 // dimensions from the first-th on (values as loadRows gives them, width
 // per row, numbered in nm), in the order each combination was first seen.
-func cohortsOf(rows int, values []name, nm *names, width, first, n int) []*cohort {
-	var cohorts []*cohort
-	byKey := make(map[string]*cohort)
-	key := make([]byte, 4*n)
-	for i := range rows {
-		dims := values[i*width+first : i*width+first+n]
-		for d, v := range dims {
-			binary.LittleEndian.PutUint32(key[4*d:], uint32(v))
-		}
-		c := byKey[string(key)]
-		if c == nil {
-			c = &cohort{values: make([]string, n)}
-			for d, v := range dims {
-				c.values[d] = nm.text(v)
+// A dimension such as a user id can give a cohort per request, a million
+// of them: the cohorts share one array of row indexes and one of values
+// rather than holding two small slices each.
+func cohortsOf(rows int, values []name, nm *names, width, first, n int) []cohort {
+	of := make([]int32, rows) // each row's cohort
+	var firstRow []int32      // each cohort's first row
+	if n == 1 {
+		// One dimension: its value's number is the key.
+		byName := slices.Repeat([]int32{-1}, len(nm.texts))
+		for i := range rows {
+			v := values[i*width+first]
+			if byName[v] < 0 {
+				byName[v] = int32(len(firstRow))
+				firstRow = append(firstRow, int32(i))
 			}
-			byKey[string(key)] = c
-			cohorts = append(cohorts, c)
+			of[i] = byName[v]
 		}
-		c.rows = append(c.rows, int32(i))
+	} else {
+		byKey := make(map[string]int32)
+		key := make([]byte, 4*n)
+		for i := range rows {
+			for d, v := range values[i*width+first : i*width+first+n] {
+				binary.LittleEndian.PutUint32(key[4*d:], uint32(v))
+			}
+			c, ok := byKey[string(key)]
+			if !ok {
+				c = int32(len(firstRow))
+				byKey[string(key)] = c
+				firstRow = append(firstRow, int32(i))
+			}
+			of[i] = c
+		}
+	}
+	// Each cohort's rows are a run of one array, in row order.
+	start := make([]int32, len(firstRow)+1)
+	for _, c := range of {
+		start[c+1]++
+	}
+	for c := range firstRow {
+		start[c+1] += start[c]
+	}
+	members := make([]int32, rows)
+	next := slices.Clone(start[:len(firstRow)])
+	for i, c := range of {
+		members[next[c]] = int32(i)
+		next[c]++
+	}
+	texts := make([]string, len(firstRow)*n)
+	cohorts := make([]cohort, len(firstRow))
+	for c, i := range firstRow {
+		vals := texts[c*n : (c+1)*n : (c+1)*n]
+		for d, v := range values[int(i)*width+first : int(i)*width+first+n] {
+			vals[d] = nm.text(v)
+		}
+		cohorts[c] = cohort{values: vals, rows: members[start[c]:start[c+1]:start[c+1]]}
 	}
 	return cohorts
 }

@@ -314,7 +314,7 @@ func sameRequests(a, b *Spec) bool {
 
 // measureSpec measures the requests rows, grouped into cohorts by spec's
 // dimensions, as spec asks.
-func measureSpec(spec *Spec, s stats, rows []reqRow, cohorts []*cohort, withBaseline bool) Result {
+func measureSpec(spec *Spec, s stats, rows []reqRow, cohorts []cohort, withBaseline bool) Result {
 	res := Result{
 		Definition: model.PercentileDefinition,
 		MinCohort:  spec.MinCohort,
@@ -393,7 +393,7 @@ type pool struct {
 // becomes the all-"(other)" segment, however small. No request is lost.
 // Past maxSegments, the smallest segments go into the all-"(other)" one
 // as well; capped is how many.
-func rollUp(cohorts []*cohort, ndims, minCohort, maxSegments int) (pools []pool, capped int) {
+func rollUp(cohorts []cohort, ndims, minCohort, maxSegments int) (pools []pool, capped int) {
 	out := rollUpLevels(cohorts, ndims, minCohort)
 	if len(out) <= maxSegments || ndims == 0 {
 		return out, 0
@@ -422,7 +422,7 @@ func rollUp(cohorts []*cohort, ndims, minCohort, maxSegments int) (pools []pool,
 }
 
 // rollUpLevels is rollUp without its cap.
-func rollUpLevels(cohorts []*cohort, ndims, minCohort int) []pool {
+func rollUpLevels(cohorts []cohort, ndims, minCohort int) []pool {
 	var out []pool
 	var small []pool
 	for _, c := range cohorts {

@@ -286,8 +286,16 @@ func TestErrorsNameEachStepOnce(t *testing.T) {
 // command line cannot run.
 func TestOutOfMemoryNamesTheFlag(t *testing.T) {
 	root, _, db := ingestedDump(t, 2000)
-	cmd := cli("report", "--db", db, "--memory-limit", "10MB")
+	// Killed or failed while it builds, a report leaves no file behind:
+	// neither the one asked for nor its .tmp.
+	report := filepath.Join(root, "report.json")
+	cmd := cli("report", "--db", db, "--memory-limit", "10MB", "-o", report)
 	out, _ := cmd.CombinedOutput()
+	for _, p := range []string{report, report + ".tmp"} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("the failed report left %s", filepath.Base(p))
+		}
+	}
 	if code := cmd.ProcessState.ExitCode(); code != exitFailed {
 		t.Fatalf("exit %d, want 1\n%s", code, out)
 	}
@@ -295,7 +303,7 @@ func TestOutOfMemoryNamesTheFlag(t *testing.T) {
 		t.Errorf("no out-of-memory error naming --memory-limit:\n%s", out)
 	}
 	// With room, the same report is written.
-	mustRunCLI(t, "report", "--db", db, "--memory-limit", "256MB", "-o", filepath.Join(root, "report.json"))
+	mustRunCLI(t, "report", "--db", db, "--memory-limit", "256MB", "-o", report)
 }
 
 // The hint follows DuckDB's out-of-memory error only: a full disk that

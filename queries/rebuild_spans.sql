@@ -73,7 +73,8 @@
 --     server_end_ns); conn_start_ns, conn_end_ns: the first start and last
 --     end of the children that set up a connection (otelhttptrace's
 --     http.getconn, http.dns, http.connect, http.tls), for the attempt's
---     phases;
+--     phases; without them, a gRPC attempt's wait for its pick (its start
+--     to its "Delayed LB pick complete" event, gRPC A72);
 --   exhausted_reason: why the span's retry loop gave up, as it states
 --     (retryscope.exhausted.reason), when that is one of attempt_cap,
 --     deadline, no_progress, token_cap, no_capacity, retry_budget,
@@ -209,7 +210,10 @@ e AS (
                  CASE WHEN first_chunk_s >= 0 THEN start_ns + round(first_chunk_s * 1e9)::BIGINT END) AS first_token_ns,
         nullif([x.time_ns FOR x IN events IF x.name = 'retry.backoff'], []) AS backoff_at_ns,
         nullif([TRY_CAST(x.attributes['retry.backoff_ms'] AS DOUBLE) FOR x IN events IF x.name = 'retry.backoff'], []) AS backoff_ms,
-        nullif([x.time_ns FOR x IN events IF x.name = 'exception' OR x.name ILIKE '%retry%' OR x.name ILIKE '%fallback%'], []) AS retry_event_ns
+        nullif([x.time_ns FOR x IN events IF x.name = 'exception' OR x.name ILIKE '%retry%' OR x.name ILIKE '%fallback%'], []) AS retry_event_ns,
+        -- gRPC's attempt span (A72) marks when a pick it had to wait for
+        -- completed: the wait is the client's, before anything was sent.
+        list_min([x.time_ns FOR x IN events IF x.name = 'Delayed LB pick complete' AND x.time_ns BETWEEN start_ns AND end_ns]) AS lb_pick_ns
     FROM a
 ),
 -- The error code a failure names, where it names one, and whether it
@@ -324,7 +328,9 @@ SELECT
     e.input_tokens, e.output_tokens, e.request_params, e.input_hash, e.retry_event_ns,
     srv.server_end_ns, srv.server_model, srv.server_output_tokens,
     TRY_CAST(regexp_extract(e.amz_request, 'max=(\d+)', 1) AS BIGINT) AS attempt_max,
-    srv.server_start_ns, conn.conn_start_ns, conn.conn_end_ns,
+    srv.server_start_ns,
+    CASE WHEN conn.k IS NOT NULL THEN conn.conn_start_ns WHEN e.lb_pick_ns IS NOT NULL THEN e.start_ns END AS conn_start_ns,
+    CASE WHEN conn.k IS NOT NULL THEN conn.conn_end_ns ELSE e.lb_pick_ns END AS conn_end_ns,
     e.exhausted_reason, e.deadline_ms, e.length_cut,
     e.stated_queue_ms, srv.server_queue_ms,
     hash(e.trace_id) % $6::UBIGINT AS slice

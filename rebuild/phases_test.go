@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -19,7 +20,8 @@ import (
 // attempt's queue, connection, serving and generation add up to its
 // elapsed time, none negative; a stream's generation runs from its first
 // token to its end; without a SERVER span or a first token the phases are
-// NULL.
+// NULL. gRPC attempts (gen marks their delayed picks, as grpc-go does)
+// add the pick's wait as their connection phase, in the sum.
 func TestAttemptPhases(t *testing.T) {
 	cfg := shapeConfig(nil, 400, 1)
 	cfg.StreamShare = 1
@@ -30,23 +32,28 @@ func TestAttemptPhases(t *testing.T) {
 			served[a.Span] = a.ServerEndNs != 0
 		}
 	}
-	rows, err := st.Conn.QueryContext(context.Background(), `SELECT trace_id || ':' || span_id, elapsed_ms, ttft_ms,
+	rows, err := st.Conn.QueryContext(context.Background(), `SELECT trace_id || ':' || span_id, name, elapsed_ms, ttft_ms,
 		queue_ms, connect_ms, serve_ms, generate_ms FROM attempts`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	n, withPhases, streams := 0, 0, 0
+	n, withPhases, streams, picks := 0, 0, 0, 0
 	for rows.Next() {
-		var key string
+		var key, name string
 		var elapsed float64
 		var ttft, q, c, s, g *float64
-		if err := rows.Scan(&key, &elapsed, &ttft, &q, &c, &s, &g); err != nil {
+		if err := rows.Scan(&key, &name, &elapsed, &ttft, &q, &c, &s, &g); err != nil {
 			t.Fatal(err)
 		}
 		n++
+		conn := 0.0
 		if c != nil {
-			t.Errorf("%s: connect_ms %v without connection spans", key, *c)
+			if !strings.HasPrefix(name, "Attempt.") || *c < 0 {
+				t.Errorf("%s: connect_ms %v without connection spans or a delayed pick", key, *c)
+			}
+			conn = *c
+			picks++
 		}
 		if served[key] != (s != nil) || (q != nil) != (s != nil) {
 			t.Errorf("%s: SERVER span %v, queue %v, serve %v", key, served[key], q != nil, s != nil)
@@ -61,12 +68,12 @@ func TestAttemptPhases(t *testing.T) {
 			continue
 		}
 		withPhases++
-		if *q < 0 || *s < 0 || *g < 0 || math.Abs(*q+*s+*g-elapsed) > 1e-3 {
-			t.Errorf("%s: Q %.4f + S %.4f + G %.4f, elapsed %.4f", key, *q, *s, *g, elapsed)
+		if *q < 0 || *s < 0 || *g < 0 || math.Abs(*q+conn+*s+*g-elapsed) > 1e-3 {
+			t.Errorf("%s: Q %.4f + C %.4f + S %.4f + G %.4f, elapsed %.4f", key, *q, conn, *s, *g, elapsed)
 		}
 	}
-	t.Logf("%d attempts, %d with Q/S/G, %d streamed", n, withPhases, streams)
-	if withPhases < n/2 || streams < 50 {
+	t.Logf("%d attempts, %d with Q/S/G, %d streamed, %d with a delayed pick", n, withPhases, streams, picks)
+	if withPhases < n/2 || streams < 50 || picks < 20 {
 		t.Fatalf("weak workload: %d of %d attempts with phases, %d streamed", withPhases, n, streams)
 	}
 }
@@ -101,6 +108,37 @@ func TestConnectionPhase(t *testing.T) {
 	st := fixtureStore(t, f)
 	got := testkit.Dump(t, st, `SELECT queue_ms, connect_ms, serve_ms, generate_ms FROM attempts`)
 	if want := testkit.Dump(t, st, `SELECT 9.0, 20.0, 60.0, 10.0`); got != want {
+		t.Errorf("phases:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestDelayedPickPhase: a gRPC attempt that waited for its pick (gRPC
+// A72's "Delayed LB pick complete" event) spent that wait on the client,
+// before anything was sent: it is the attempt's connection phase, and its
+// queueing starts at the pick. Without the event the whole start is queue.
+func TestDelayedPickPhase(t *testing.T) {
+	f := newFixture()
+	const t1, t2 = "88888888888888888888888888888888", "99999999999999999999999999999999"
+	const method = "helloworld.Greeter.SayHello"
+	scope := "google.golang.org/grpc"
+	for _, tr := range []string{t1, t2} {
+		f.add(fspan{trace: tr, id: "e100000000000001", service: "greeter-client", scope: scope, name: "Sent." + method, kind: client,
+			startMs: 0, endMs: 100})
+		s := fspan{trace: tr, id: "e100000000000011", parent: "e100000000000001", service: "greeter-client", scope: scope,
+			name: "Attempt." + method, kind: internal, startMs: 0, endMs: 100,
+			attrs:  map[string]any{"previous-rpc-attempts": 0, "transparent-retry": false},
+			events: []fevent{{name: "Outbound message", atMs: 36, attr: map[string]any{"sequence-number": 0, "message-size": 12}}}}
+		if tr == t1 {
+			s.events = append([]fevent{{name: "Delayed LB pick complete", atMs: 35}}, s.events...)
+		}
+		f.add(s)
+		f.add(fspan{trace: tr, id: "e100000000000021", parent: "e100000000000011", service: "greeter", scope: scope,
+			name: "Recv." + method, kind: server, startMs: 40, endMs: 90})
+	}
+	st := fixtureStore(t, f)
+	got := testkit.Dump(t, st, `SELECT trace_id, queue_ms, connect_ms, serve_ms, generate_ms FROM attempts ORDER BY trace_id`)
+	want := testkit.Dump(t, st, `SELECT * FROM (VALUES ('`+t1+`', 5.0, 35.0, 50.0, 10.0), ('`+t2+`', 40.0, NULL, 50.0, 10.0))`)
+	if got != want {
 		t.Errorf("phases:\n%s\nwant\n%s", got, want)
 	}
 }

@@ -166,7 +166,13 @@ func (e *emitter) grpc(r *simRequest) emitted {
 		s.set("previous-rpc-attempts", i)
 		s.set("transparent-retry", a.transparent)
 		if r.rng.Float64() < 0.3 {
-			s.event("Delayed LB pick complete", a.start+min(r.uniformMs(0.1, 1), (a.end-a.start)/4))
+			// The pick completes before the message goes out, so before
+			// the server can start on it.
+			pick := a.start + min(r.uniformMs(0.1, 1), (a.end-a.start)/4)
+			if a.reached {
+				pick = min(pick, a.serverStart)
+			}
+			s.event("Delayed LB pick complete", pick)
 		}
 		s.event("Outbound message", a.start+(a.end-a.start)/8, attr{"sequence-number", 0}, attr{"message-size", 120 + r.rng.IntN(400)})
 		c := grpcCode(a)

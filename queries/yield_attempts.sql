@@ -17,6 +17,9 @@
 --   cost_ms             the attempt's elapsed time and the gap before it
 --   tokens              its input and output tokens
 --   hidden_work_ms      server time after the client abandoned it
+--   rejected            an evaluator rejected its output (trigger
+--                       rejected_output): the next attempt is a re-prompt,
+--                       not a transport retry
 -- $3: a bound no attempt of these requests starts before.
 WITH used AS (
     SELECT request_id, min(ordinal) AS used_ordinal
@@ -32,7 +35,8 @@ SELECT r.request_id,
        (a.end_ns - r.start_ns) / 1e6,
        a.elapsed_ms + greatest(coalesce(a.gap_before_ms, 0), 0),
        coalesce(a.input_tokens, 0) + coalesce(a.output_tokens, 0),
-       coalesce(a.hidden_work_ms, 0)
+       coalesce(a.hidden_work_ms, 0),
+       coalesce(a.trigger = 'rejected_output', false)
 FROM requests r
 JOIN attempts a ON a.request_id = r.request_id
 LEFT JOIN used u ON u.request_id = r.request_id

@@ -26,11 +26,20 @@ type MarginalYield struct {
 	AmplificationBudget *float64       `json:"amplification_budget"`
 	Workload            YieldCurve     `json:"workload"`
 	Segments            []YieldSegment `json:"segments"`
+	// Transport and Evaluator, where the window has re-prompts after a
+	// rejected output (null otherwise), count the two kinds of attempt
+	// apart: Transport per try of one prompt (its rows count prompts),
+	// Evaluator per prompt of a request.
+	Transport *YieldCurve `json:"transport"`
+	Evaluator *YieldCurve `json:"evaluator"`
 }
 
 // YieldCurve is the marginal yield of one set of requests.
 type YieldCurve struct {
+	// Requests counts what the curve follows: requests, or for the
+	// transport curve prompts (Unit says which, where not requests).
 	Requests int        `json:"requests"`
+	Unit     string     `json:"unit,omitempty"`
 	Rows     []YieldRow `json:"rows"`
 	// Ceiling is the most attempts the budgets allow: the largest n whose
 	// p99 and amplification, capped at n, keep to them. Null without a
@@ -132,6 +141,7 @@ type yieldAttempt struct {
 	costMs         float64 // elapsed time and the gap before it
 	tokens         int64
 	hiddenMs       float64 // server time after the client abandoned it
+	rejected       bool    // an evaluator rejected its output
 }
 
 // loadedKey keys the requests Build loaded in the context it passes to
@@ -200,7 +210,7 @@ func loadYieldRequests(ctx context.Context, st *store.Store, win model.Window) (
 				return fmt.Errorf("request %s: attempt %d follows %d", curID, ordinal, len(cur.at))
 			}
 			cur.at = append(cur.at, yieldAttempt{startNs: row.Int(9), endNs: row.Int(10),
-				endMs: row.Float(11), costMs: row.Float(12), tokens: row.Int(13), hiddenMs: row.Float(14)})
+				endMs: row.Float(11), costMs: row.Float(12), tokens: row.Int(13), hiddenMs: row.Float(14), rejected: row.Bool(15)})
 		}
 		return nil
 	})
@@ -214,7 +224,8 @@ const yieldBlock = 4096
 var yieldKinds = []store.Kind{store.KindText, store.KindText, store.KindText, store.KindText, // request_id, segment
 	store.KindInt, store.KindFloat, store.KindInt, store.KindInt, // start_ns, latency_ms, attempts, used ordinal
 	store.KindInt, store.KindInt, store.KindInt, // ordinal, start_ns, end_ns
-	store.KindFloat, store.KindFloat, store.KindInt, store.KindFloat} // end_offset_ms, cost_ms, tokens, hidden_work_ms
+	store.KindFloat, store.KindFloat, store.KindInt, store.KindFloat, // end_offset_ms, cost_ms, tokens, hidden_work_ms
+	store.KindBool} // rejected
 
 // yieldCurve measures the marginal yield of reqs.
 func yieldCurve(reqs []*yieldRequest, rule model.Rule, budget YieldBudget) YieldCurve {
@@ -299,6 +310,9 @@ func ceiling(rows []YieldRow, budget YieldBudget) (*int, string) {
 func marginalYield(reqs []*yieldRequest, rule model.Rule, budget YieldBudget, minCohort int) *MarginalYield {
 	my := &MarginalYield{P99BudgetMs: budget.P99Ms, AmplificationBudget: budget.Amplification,
 		Workload: yieldCurve(reqs, rule, budget), Segments: []YieldSegment{}}
+	if hasRounds(reqs) {
+		my.Transport, my.Evaluator = transportCurve(reqs, rule, budget), evaluatorCurve(reqs, rule, budget)
+	}
 	for _, g := range bySegment(reqs) {
 		retried := slices.ContainsFunc(g.reqs, func(r *yieldRequest) bool { return r.attempts > 1 })
 		if len(g.reqs) < minCohort || !retried {
@@ -378,6 +392,10 @@ func (rep *Report) yieldTable() Table {
 		}
 	}
 	add("all", "every request", &my.Workload)
+	if my.Transport != nil {
+		add("transport", "each try of one prompt (rows count prompts)", my.Transport)
+		add("evaluator", "each prompt after a rejected output", my.Evaluator)
+	}
 	for i := range my.Segments {
 		add(fmt.Sprintf("s%d", i+1), segmentName(my.Segments[i].Segment), &my.Segments[i].YieldCurve)
 	}

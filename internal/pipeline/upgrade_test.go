@@ -3,7 +3,6 @@ package pipeline_test
 import (
 	"context"
 	"io"
-	"path/filepath"
 	"testing"
 
 	"github.com/retryscope/retryscope/ingest"
@@ -36,7 +35,7 @@ func TestPreviousReleasesDatabaseDerivesAsAFreshOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := testkit.Open(t)
-	if _, err := ingest.Run(ctx, fresh, []string{filepath.Join("..", "..", "testdata", "sample", "traces.jsonl")}, ingest.Options{}); err != nil {
+	if _, err := ingest.Run(ctx, fresh, []string{testkit.LegacyTraces(t)}, ingest.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := pipeline.Ensure(ctx, fresh, rebuild.Options{}, io.Discard); err != nil {

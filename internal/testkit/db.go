@@ -107,8 +107,23 @@ func FirstDiff(a, b string) string {
 // README there) into a temporary directory and returns its path.
 func LegacyDB(t testing.TB) string {
 	t.Helper()
+	return gunzipStoreTestdata(t, "v0-18b8751.duckdb.gz", "v0.duckdb")
+}
+
+// LegacyTraces decompresses the traces LegacyDB was written from (the
+// bundled sample as it was then; gen's sample has changed since) into a
+// temporary directory and returns its path.
+func LegacyTraces(t testing.TB) string {
+	t.Helper()
+	return gunzipStoreTestdata(t, "v0-18b8751.traces.jsonl.gz", "v0-traces.jsonl")
+}
+
+// gunzipStoreTestdata decompresses internal/store/testdata/name into a
+// temporary file called as and returns its path.
+func gunzipStoreTestdata(t testing.TB, name, as string) string {
+	t.Helper()
 	_, here, _, _ := runtime.Caller(0)
-	f, err := os.Open(filepath.Join(filepath.Dir(here), "..", "store", "testdata", "v0-18b8751.duckdb.gz"))
+	f, err := os.Open(filepath.Join(filepath.Dir(here), "..", "store", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +132,7 @@ func LegacyDB(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "v0.duckdb")
+	path := filepath.Join(t.TempDir(), as)
 	out, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)

@@ -229,16 +229,13 @@ var yieldKinds = []store.Kind{store.KindText, store.KindText, store.KindText, st
 
 // yieldCurve measures the marginal yield of reqs.
 func yieldCurve(reqs []*yieldRequest, rule model.Rule, budget YieldBudget) YieldCurve {
-	c := YieldCurve{Requests: len(reqs), Rows: []YieldRow{}}
 	most := 0
 	for _, r := range reqs {
 		most = max(most, r.attempts)
 	}
 	if most == 0 {
-		c.CeilingWhy = "no requests"
-		return c
+		return YieldCurve{Requests: len(reqs), Rows: []YieldRow{}, CeilingWhy: "no requests"}
 	}
-	n := float64(len(reqs))
 	reached, cleared := make([]int, most), make([]int, most)
 	for _, r := range reqs {
 		for k := range r.attempts {
@@ -248,32 +245,14 @@ func yieldCurve(reqs []*yieldRequest, rule model.Rule, budget YieldBudget) Yield
 			cleared[r.used-1]++
 		}
 	}
-	cond, in := make([]float64, most), make([]float64, most)
-	for k := range most {
-		cond[k] = float64(cleared[k]) / float64(reached[k])
-		in[k] = float64(reached[k]) / n
-	}
-	c.Rows = yieldArithmetic(cond, in)
-	capped := make([]float64, len(reqs))
-	var prevP99 *float64
-	for k := range most {
-		row := &c.Rows[k]
-		row.Reached, row.Cleared = reached[k], cleared[k]
-		var attempts int
-		cappedLatencies(reqs, k+1, capped)
-		for _, r := range reqs {
-			attempts += min(r.attempts, k+1)
+	// Capped at n, a request ends, failed, at attempt n's end.
+	capAt := func(i, n int) (float64, int) {
+		if r := reqs[i]; r.attempts > n {
+			return r.at[n-1].endMs, n
 		}
-		row.Amplification = float64(attempts) / n
-		row.P99Ms = rule.Percentile(capped, 99)
-		if row.P99Ms != nil && prevP99 != nil {
-			d := *row.P99Ms - *prevP99
-			row.AddedP99Ms = &d
-		}
-		prevP99 = row.P99Ms
+		return reqs[i].latency, reqs[i].attempts
 	}
-	c.Ceiling, c.CeilingWhy = ceiling(c.Rows, budget)
-	return c
+	return *curveOf(len(reqs), len(reqs), reached, cleared, capAt, rule, budget, "")
 }
 
 // ceiling is the largest attempt count whose capped p99 and amplification

@@ -247,10 +247,11 @@ func yieldCurve(reqs []*yieldRequest, rule model.Rule, budget YieldBudget) Yield
 	}
 	// Capped at n, a request ends, failed, at attempt n's end.
 	capAt := func(i, n int) (float64, int) {
-		if r := reqs[i]; r.attempts > n {
+		r := reqs[i]
+		if r.attempts > n {
 			return r.at[n-1].endMs, n
 		}
-		return reqs[i].latency, reqs[i].attempts
+		return r.latency, r.attempts
 	}
 	return *curveOf(len(reqs), len(reqs), reached, cleared, capAt, rule, budget, "")
 }
@@ -289,8 +290,8 @@ func ceiling(rows []YieldRow, budget YieldBudget) (*int, string) {
 func marginalYield(reqs []*yieldRequest, rule model.Rule, budget YieldBudget, minCohort int) *MarginalYield {
 	my := &MarginalYield{P99BudgetMs: budget.P99Ms, AmplificationBudget: budget.Amplification,
 		Workload: yieldCurve(reqs, rule, budget), Segments: []YieldSegment{}}
-	if hasRounds(reqs) {
-		my.Transport, my.Evaluator = transportCurve(reqs, rule, budget), evaluatorCurve(reqs, rule, budget)
+	if p, reprompted := roundsOf(reqs); reprompted {
+		my.Transport, my.Evaluator = transportCurve(p, rule, budget), evaluatorCurve(p, rule, budget)
 	}
 	for _, g := range bySegment(reqs) {
 		retried := slices.ContainsFunc(g.reqs, func(r *yieldRequest) bool { return r.attempts > 1 })

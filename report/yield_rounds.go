@@ -26,37 +26,32 @@ func roundStarts(r *yieldRequest) []int {
 	return starts
 }
 
-// hasRounds says whether any request of reqs was prompted again after a
-// rejected output.
-func hasRounds(reqs []*yieldRequest) bool {
-	for _, r := range reqs {
-		if len(r.at) == r.attempts && len(roundStarts(r)) > 1 {
-			return true
-		}
-	}
-	return false
+// prompted are the requests whose attempts were all read, each with the
+// index of the first attempt of each of its rounds.
+type prompted struct {
+	reqs   []*yieldRequest
+	starts [][]int
 }
 
-// roundsOf are the rounds of the requests whose attempts were all read:
-// per request, its round starts.
-func roundsOf(reqs []*yieldRequest) ([]*yieldRequest, [][]int) {
-	var kept []*yieldRequest
-	var starts [][]int
+// roundsOf returns the rounds of reqs, and whether any request was
+// prompted again after a rejected output.
+func roundsOf(reqs []*yieldRequest) (p prompted, reprompted bool) {
 	for _, r := range reqs {
 		if len(r.at) != r.attempts || r.attempts == 0 {
 			continue // an attempt began before the window's read
 		}
-		kept = append(kept, r)
-		starts = append(starts, roundStarts(r))
+		s := roundStarts(r)
+		p.reqs, p.starts = append(p.reqs, r), append(p.starts, s)
+		reprompted = reprompted || len(s) > 1
 	}
-	return kept, starts
+	return p, reprompted
 }
 
 // evaluatorCurve is the yield of each further prompt: row m counts the
 // requests that reached their m-th round and those whose answer came from
 // it; capped at m, a request ends, failed, at the end of its m-th round.
-func evaluatorCurve(reqs []*yieldRequest, rule model.Rule, budget YieldBudget) *YieldCurve {
-	reqs, starts := roundsOf(reqs)
+func evaluatorCurve(p prompted, rule model.Rule, budget YieldBudget) *YieldCurve {
+	reqs, starts := p.reqs, p.starts
 	most := 0
 	for _, s := range starts {
 		most = max(most, len(s))
@@ -82,10 +77,11 @@ func evaluatorCurve(reqs []*yieldRequest, rule model.Rule, budget YieldBudget) *
 
 // transportCurve is the yield of each further transport try of a prompt:
 // row j counts the rounds that made try j and those that got their output
-// from it (the answer used, or one the evaluator rejected); capped at j, a request ends, failed, at the
-// end of try j of its first round that needed more.
-func transportCurve(reqs []*yieldRequest, rule model.Rule, budget YieldBudget) *YieldCurve {
-	reqs, starts := roundsOf(reqs)
+// from it (the answer used, or one the evaluator rejected); capped at j, a
+// request ends, failed, at the end of try j of its first round that
+// needed more.
+func transportCurve(p prompted, rule model.Rule, budget YieldBudget) *YieldCurve {
+	reqs, starts := p.reqs, p.starts
 	most, rounds := 0, 0
 	for i, r := range reqs {
 		for m, s := range starts[i] {

@@ -20,6 +20,8 @@
 --   rejected            an evaluator rejected its output (trigger
 --                       rejected_output): the next attempt is a re-prompt,
 --                       not a transport retry
+--   unfinished          the request never returned: its loop was still
+--                       running at the dump's end (outcome_detail)
 -- $3: a bound no attempt of these requests starts before.
 WITH used AS (
     SELECT request_id, min(ordinal) AS used_ordinal
@@ -36,7 +38,8 @@ SELECT r.request_id,
        a.elapsed_ms + greatest(coalesce(a.gap_before_ms, 0), 0),
        coalesce(a.input_tokens, 0) + coalesce(a.output_tokens, 0),
        coalesce(a.hidden_work_ms, 0),
-       coalesce(a.trigger = 'rejected_output', false)
+       coalesce(a.trigger = 'rejected_output', false),
+       coalesce(r.outcome_detail = 'unfinished', false)
 FROM requests r
 JOIN attempts a ON a.request_id = r.request_id
 LEFT JOIN used u ON u.request_id = r.request_id

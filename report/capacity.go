@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -25,8 +26,23 @@ type Capacity struct {
 	OfferedLoad              float64 `json:"offered_load"`
 	OfferedLoadFirstAttempts float64 `json:"offered_load_first_attempts"`
 	// HiddenWorkMs is server time after the client gave up on an attempt.
-	HiddenWorkMs float64          `json:"hidden_work_ms"`
-	Buckets      []CapacityBucket `json:"buckets"`
+	HiddenWorkMs float64 `json:"hidden_work_ms"`
+	// Workers is the capacity c the load is set against: --workers, or
+	// else the plateau of attempts in flight (WorkersSource says which);
+	// 0 without attempts.
+	Workers       int    `json:"workers"`
+	WorkersSource string `json:"workers_source"`
+	// Utilisation is λ·S / c over the whole timeline, null without
+	// workers; BucketsOverCapacity counts the buckets whose utilisation
+	// is above 1.
+	Utilisation         *float64 `json:"utilisation"`
+	BucketsOverCapacity int      `json:"buckets_over_capacity"`
+	// UnfinishedRequests never returned (outcome_detail unfinished: the
+	// loop was still running at the dump's end); UnfinishedWorkMs is the
+	// attempt time they held, a leak rather than a load.
+	UnfinishedRequests int              `json:"unfinished_requests"`
+	UnfinishedWorkMs   float64          `json:"unfinished_work_ms"`
+	Buckets            []CapacityBucket `json:"buckets"`
 	// Spikes are the windows whose amplification spiked.
 	Spikes []Spike `json:"spikes"`
 }
@@ -49,6 +65,8 @@ type CapacityBucket struct {
 	OfferedLoadFirstAttempts float64 `json:"offered_load_first_attempts"`
 	// PeakInFlight is the most attempts in flight at once in the bucket.
 	PeakInFlight int `json:"peak_attempts_in_flight"`
+	// Utilisation is OfferedLoad / Capacity.Workers, null without workers.
+	Utilisation *float64 `json:"utilisation"`
 	// HiddenWorkMs is the server time after the client gave up on the
 	// attempts that started in the bucket.
 	HiddenWorkMs float64 `json:"hidden_work_ms"`
@@ -78,6 +96,15 @@ const (
 	spikeFactor           = 1.5
 	// maxBuckets is the most buckets a timeline gets.
 	maxBuckets = 60
+	// plateauQuantile is the share of buckets whose peak attempts in
+	// flight are at or under the estimated workers.
+	plateauQuantile = 0.95
+)
+
+// The sources of Capacity.Workers.
+const (
+	WorkersFlag      = "flag"
+	WorkersEstimated = "estimated: plateau of attempts in flight"
 )
 
 // capacityStep is the bucket width that fits the requests' starts in at
@@ -160,9 +187,15 @@ func capacity(reqs []*yieldRequest, step time.Duration, hiddenMs float64) *Capac
 			reqsIn[b]++
 			attsOf[b] += r.attempts
 		}
+		if r.unfinished {
+			c.UnfinishedRequests++
+		}
 		for _, a := range r.at {
 			started[int((a.startNs-first)/w)]++
 			hidden[int((a.startNs-first)/w)] += a.hiddenMs
+			if r.unfinished {
+				c.UnfinishedWorkMs += float64(max(a.endNs-a.startNs, 0)) / 1e6
+			}
 		}
 	}
 	var total, totalFirst int64
@@ -182,6 +215,51 @@ func capacity(reqs []*yieldRequest, step time.Duration, hiddenMs float64) *Capac
 	c.OfferedLoad, c.OfferedLoadFirstAttempts = float64(total)/span, float64(totalFirst)/span
 	c.Spikes = spikes(c.Buckets, reqs, w)
 	return c
+}
+
+// againstWorkers sets the load against workers (0: the estimate,
+// plateauWorkers): the utilisation overall and per bucket, and the
+// buckets over capacity.
+func (c *Capacity) againstWorkers(workers int) {
+	c.Workers, c.WorkersSource = workers, WorkersFlag
+	if workers == 0 {
+		c.Workers, c.WorkersSource = plateauWorkers(c.Buckets), WorkersEstimated
+	}
+	c.Utilisation, c.BucketsOverCapacity = nil, 0
+	if c.Workers == 0 {
+		return
+	}
+	n := float64(c.Workers)
+	u := c.OfferedLoad / n
+	c.Utilisation = &u
+	for i := range c.Buckets {
+		b := &c.Buckets[i]
+		u := b.OfferedLoad / n
+		b.Utilisation = &u
+		if u > 1 {
+			c.BucketsOverCapacity++
+		}
+	}
+}
+
+// plateauWorkers estimates the workers from the peaks of attempts in
+// flight: the 95th percentile (nearest rank) of the buckets' peaks, those
+// with attempts in flight. Servers that saturate hold their peaks at the
+// workers they have; the top 5% are taken for bursts queued elsewhere.
+// Never saturated, the estimate is the most they were seen to hold.
+func plateauWorkers(buckets []CapacityBucket) int {
+	var peaks []int
+	for _, b := range buckets {
+		if b.PeakInFlight > 0 {
+			peaks = append(peaks, b.PeakInFlight)
+		}
+	}
+	if len(peaks) == 0 {
+		return 0
+	}
+	slices.Sort(peaks)
+	rank := int(math.Ceil(plateauQuantile * float64(len(peaks))))
+	return peaks[rank-1]
 }
 
 // spread adds count·(overlap with each bucket) of [from, to) to busy.
@@ -271,29 +349,32 @@ func (rep *Report) capacityTable() Table {
 	t := Table{Title: fmt.Sprintf("Capacity: offered load λ·S per %s", time.Duration(c.BucketMs*1e6)), Labels: 1,
 		Columns: []Column{{"start", "bucket start"}, {"requests", "requests"}, {"amplification", "amp"},
 			{"attempts_per_s", "attempts/s"}, {"offered_load", "λ·S"}, {"offered_load_first_attempts", "no retry"},
-			{"peak_attempts_in_flight", "peak"}, {"hidden_work_ms", "hidden"}}}
+			{"peak_attempts_in_flight", "peak"}, {"utilisation", "util"}, {"hidden_work_ms", "hidden"}}}
 	width := time.Duration(c.BucketMs * 1e6)
 	folded := false
 	for i := 0; i < len(c.Buckets); {
 		b := c.Buckets[i]
 		if n := quietRun(c.Buckets[i:]); n >= 2 {
-			t.Rows = append(t.Rows, foldedRow(c.Buckets[i:i+n], width))
+			t.Rows = append(t.Rows, foldedRow(c.Buckets[i:i+n], width, c.Workers))
 			i += n
 			folded = true
 			continue
 		}
 		t.Rows = append(t.Rows, []Cell{text(b.Start), count(b.Requests), maybe(Times, b.Amplification),
 			value(Decimal, b.AttemptsPerS), value(Decimal, b.OfferedLoad), value(Decimal, b.OfferedLoadFirstAttempts),
-			count(b.PeakInFlight), value(Ms, b.HiddenWorkMs)})
+			count(b.PeakInFlight), maybe(Share, b.Utilisation), value(Ms, b.HiddenWorkMs)})
 		i++
 	}
 	t.Notes = []string{
 		"λ·S: attempt-seconds in flight per second (arrival rate × mean service time, client side); no retry: λ·S of first attempts alone; " +
 			"peak: most attempts in flight at once; amp: attempts per request of the requests started in the bucket; " +
-			"hidden: server time after the client gave up on the attempts started in it.",
+			"util: λ·S over the workers; hidden: server time after the client gave up on the attempts started in it.",
 		fmt.Sprintf("Whole timeline: λ·S %s with retries, %s without; peak %d attempts in flight at %s (%d first attempts at most); hidden work %s.",
 			format(Decimal, c.OfferedLoad), format(Decimal, c.OfferedLoadFirstAttempts), c.PeakAttemptsInFlight, c.PeakAt,
 			c.PeakFirstAttemptsInFlight, fmtMs(c.HiddenWorkMs)),
+	}
+	if n := workersNote(c); n != "" {
+		t.Notes = append(t.Notes, n)
 	}
 	if folded {
 		t.Notes = append(t.Notes, "… "+quietLabel("N", width)+" …: a run of buckets in which no request or attempt started and no server work was hidden, "+
@@ -336,7 +417,7 @@ func quietLabel(n string, width time.Duration) string {
 
 // foldedRow is one row for a run of quiet buckets: the load still in
 // flight, as the mean over the run, and its peak.
-func foldedRow(run []CapacityBucket, width time.Duration) []Cell {
+func foldedRow(run []CapacityBucket, width time.Duration, workers int) []Cell {
 	var load, first float64
 	peak := 0
 	for _, b := range run {
@@ -345,6 +426,32 @@ func foldedRow(run []CapacityBucket, width time.Duration) []Cell {
 		peak = max(peak, b.PeakInFlight)
 	}
 	n := float64(len(run))
+	var util *float64
+	if workers > 0 {
+		u := load / n / float64(workers)
+		util = &u
+	}
 	return []Cell{text("… " + quietLabel(fmt.Sprint(len(run)), width) + " …"), count(0), maybe(Times, nil),
-		value(Decimal, 0), value(Decimal, load/n), value(Decimal, first/n), count(peak), value(Ms, 0)}
+		value(Decimal, 0), value(Decimal, load/n), value(Decimal, first/n), count(peak), maybe(Share, util), value(Ms, 0)}
+}
+
+// workersNote is the load against the workers in one line: how many and
+// whence, the utilisation, the buckets over capacity, and the requests
+// that never returned with the worker time they held; "" without
+// attempts.
+func workersNote(c *Capacity) string {
+	if c.Workers == 0 || c.Utilisation == nil {
+		return ""
+	}
+	src := "--workers"
+	if c.WorkersSource == WorkersEstimated {
+		src = "estimated from the plateau of attempts in flight"
+	}
+	s := fmt.Sprintf("Workers %d (%s): utilisation %s, %d of %d buckets over capacity",
+		c.Workers, src, format(Share, *c.Utilisation), c.BucketsOverCapacity, len(c.Buckets))
+	if c.UnfinishedRequests > 0 {
+		s += fmt.Sprintf("; %d unfinished requests held %s of worker time (a leak, not a load)",
+			c.UnfinishedRequests, fmtMs(c.UnfinishedWorkMs))
+	}
+	return s + "."
 }

@@ -28,6 +28,8 @@ const (
 	MaxMinCohort           = 1_000_000_000
 	MaxP99Budget           = 24 * time.Hour
 	MaxAmplificationBudget = 100
+	// MaxWorkers is the most workers --workers takes.
+	MaxWorkers = 10_000_000
 )
 
 // DefaultMinCohort is --min-cohort's default: 10 requests give a median
@@ -56,6 +58,7 @@ type Flags struct {
 	taskKey   string
 	full      bool
 	sections  string
+	workers   int
 
 	opt Options
 }
@@ -85,6 +88,8 @@ func (r *Flags) Register(fs *pflag.FlagSet, outputFlag string) {
 	fs.StringVar(&r.ampBudget, "amplification-budget", "none", "attempts per request the attempt ceiling keeps to (e.g. 1.2), or none")
 	fs.StringVar(&r.taskKey, "task-key", "", "anchor-span attribute naming the task a request belongs to (default: its trace)")
 	fs.StringVar(&r.prices, "prices", "", PricesHelp)
+	fs.Var(flagval.NewInt(&r.workers, 0, 1, MaxWorkers).OrZero("an estimate"), "workers",
+		"servers' concurrent workers the offered load λ·S is set against: utilisation λ·S/N (default: estimated from the plateau of attempts in flight)")
 }
 
 // PricesHelp is the help of --prices, which report, run and export share:
@@ -162,6 +167,7 @@ func (r *Flags) Check() error {
 		}
 	}
 	r.opt.Segments, r.opt.Baseline, r.opt.FindingsOnly, r.opt.Full = spec, r.baseline, r.findings, r.full
+	r.opt.Workers = r.workers
 	if r.sections != "" {
 		if r.opt.Sections, err = ParseSections(r.sections); err != nil {
 			return fmt.Errorf("--section: %w", err)

@@ -158,6 +158,9 @@ type Options struct {
 	Sections []string
 	// YieldBudget is what the marginal yield's attempt ceiling keeps to.
 	YieldBudget YieldBudget
+	// Workers is the capacity the offered load is set against; 0
+	// estimates it from the plateau of attempts in flight.
+	Workers int
 	// Whatif, when set, replays the requests of the window under another
 	// retry policy (package whatif, which the report does not know), with
 	// the tasks of Segments.TaskKey: its value is the JSON's whatif block,
@@ -279,6 +282,7 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	}
 	rep.MarginalYield = marginalYield(reqs, model.Rule{MinTail: all.MinTail}, opt.YieldBudget, rep.settings.minCohort)
 	rep.Capacity = capacity(reqs, capacityStep(reqs), all.Workload.HiddenWorkMs)
+	rep.Capacity.againstWorkers(opt.Workers)
 	opt.step(4)
 	if rep.Findings, err = findings(withYieldRequests(ctx, opt.Window, reqs), st, opt.Window, &all); err != nil {
 		return nil, fmt.Errorf("findings: %w", err)

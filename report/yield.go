@@ -130,8 +130,10 @@ type yieldRequest struct {
 	startNs  int64
 	latency  float64
 	attempts int
-	used     int            // ordinal of the attempt whose answer was used, 0: failed
-	at       []yieldAttempt // by ordinal − 1
+	used     int // ordinal of the attempt whose answer was used, 0: failed
+	// unfinished: the request never returned (outcome_detail unfinished).
+	unfinished bool
+	at         []yieldAttempt // by ordinal − 1
 }
 
 // yieldAttempt is one attempt of a yieldRequest.
@@ -199,7 +201,7 @@ func loadYieldRequests(ctx context.Context, st *store.Store, win model.Window) (
 				// The segment's values repeat across requests: one copy each.
 				seg := func(col int) string { return unique.Make(row.Text(col)).Value() }
 				reqs = append(reqs, yieldRequest{seg: [3]string{seg(1), seg(2), seg(3)},
-					startNs: row.Int(4), latency: row.Float(5), attempts: n, used: int(row.Int(7)),
+					startNs: row.Int(4), latency: row.Float(5), attempts: n, used: int(row.Int(7)), unfinished: row.Bool(16),
 					at: atts[len(atts) : len(atts) : len(atts)+room]})
 				atts = atts[:len(atts)+room]
 				cur = &reqs[len(reqs)-1]
@@ -225,7 +227,7 @@ var yieldKinds = []store.Kind{store.KindText, store.KindText, store.KindText, st
 	store.KindInt, store.KindFloat, store.KindInt, store.KindInt, // start_ns, latency_ms, attempts, used ordinal
 	store.KindInt, store.KindInt, store.KindInt, // ordinal, start_ns, end_ns
 	store.KindFloat, store.KindFloat, store.KindInt, store.KindFloat, // end_offset_ms, cost_ms, tokens, hidden_work_ms
-	store.KindBool} // rejected
+	store.KindBool, store.KindBool} // rejected, unfinished
 
 // yieldCurve measures the marginal yield of reqs.
 func yieldCurve(reqs []*yieldRequest, rule model.Rule, budget YieldBudget) YieldCurve {

@@ -61,6 +61,7 @@ func TestEveryNumberFlagRefusesBadValues(t *testing.T) {
 		{"bucket", kindDuration, false, []string{"500us"}},
 		{"p99-budget", kindDuration, false, nil},
 		{"amplification-budget", kindFloat, false, []string{"0.5", "101"}},
+		{"workers", kindInt, true, []string{"abc", "10000001"}},
 	}
 	ingestLimits := []flagCase{
 		{"max-span-duration", kindDuration, false, []string{"400d"}},

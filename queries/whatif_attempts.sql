@@ -28,6 +28,10 @@
 --   task_id             the request's task: its trace, or (task marker,
 --                       with the join marker joining the anchor span as s)
 --                       an attribute of its anchor span
+--   endpoint            where the attempt went: the authority (host:port)
+--                       of its span's url.full or http.url, else
+--                       server.address and server.port ('' when unknown)
+--   model               its model ('' when unknown)
 SELECT r.request_id,
        coalesce(r.service, '(unset)'), coalesce(r.operation, '(unset)'), coalesce(r.route, '(unset)'),
        r.start_ns, r.end_ns, r.latency_ms, r.outcome = 'ok',
@@ -37,9 +41,14 @@ SELECT r.request_id,
        coalesce(a.input_tokens, 0) + coalesce(a.output_tokens, 0),
        a.hidden_work_ms,
        coalesce(a.retry_after_s, 0) * 1000,
-       coalesce(/*task*/ r.trace_id)
+       coalesce(/*task*/ r.trace_id),
+       coalesce(nullif(regexp_extract(coalesce(sa.attributes['url.full'], sa.attributes['http.url'], ''),
+                                      '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#]+)', 1), ''),
+                sa.attributes['server.address'] || coalesce(':' || sa.attributes['server.port'], ''), ''),
+       coalesce(a.model, '')
 FROM requests r
 JOIN attempts a ON a.request_id = r.request_id
+LEFT JOIN spans sa ON sa.trace_id = a.trace_id AND sa.span_id = a.span_id
 /*join*/
 WHERE r.start_ns BETWEEN $1 AND $2
 ORDER BY r.start_ns, r.request_id, a.ordinal

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"github.com/retryscope/retryscope/model"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,11 @@ type recAttempt struct {
 	// retryAfterMs is the wait its answer asked for (Retry-After), 0
 	// when none.
 	retryAfterMs float64
+	// target is where it went: its endpoint (host:port) and model.
+	target string
+	// fallback marks an attempt of the request's fallback try
+	// (markFallback).
+	fallback bool
 }
 
 // recRequest is one recorded logical request.
@@ -71,18 +77,24 @@ func load(ctx context.Context, st *store.Store, taskKey string, window model.Win
 	var cur *recRequest
 	for rows.Next() {
 		var (
-			r          recRequest
-			a          recAttempt
-			ordinal    int
-			tries      string
-			start, end int64
-			gap        sql.NullFloat64
+			r               recRequest
+			a               recAttempt
+			ordinal         int
+			tries           string
+			start, end      int64
+			gap             sql.NullFloat64
+			endpoint, model string
 		)
 		if err := rows.Scan(&r.id, &r.seg.Service, &r.seg.Operation, &r.seg.Route, &r.startNs, &r.endNs, &r.latencyMs, &r.ok,
-			&ordinal, &tries, &start, &end, &a.route, &a.ok, &a.trigger, &gap, &a.tokens, &a.hiddenMs, &a.retryAfterMs, &r.task); err != nil {
+			&ordinal, &tries, &start, &end, &a.route, &a.ok, &a.trigger, &gap, &a.tokens, &a.hiddenMs, &a.retryAfterMs, &r.task,
+			&endpoint, &model); err != nil {
 			return nil, fmt.Errorf("read attempts: %w", err)
 		}
+		if endpoint != "" || model != "" {
+			a.target = endpoint + " " + model
+		}
 		if cur == nil || cur.id != r.id {
+			markFallback(cur)
 			cur = &r
 			out = append(out, cur)
 		}
@@ -97,7 +109,91 @@ func load(ctx context.Context, st *store.Store, taskKey string, window model.Win
 		a.latestMs = a.startMs - a.gapMs
 		cur.attempts = append(cur.attempts, a)
 	}
-	return out, rows.Err()
+	markFallback(cur)
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	keepLoopFallbacks(out)
+	return out, nil
+}
+
+// keepLoopFallbacks unmarks, per segment, fallback tries that are the app
+// loop's own last try rather than a try after it: those that follow the
+// try before them after the loop's backoff (their median wait at least a
+// quarter of the median wait before the segment's primary app retries).
+// Such a client (gen's nested one) counts its fallback among the app
+// loop's tries, so a cap on the app loop caps it too, as any app try.
+func keepLoopFallbacks(reqs []*recRequest) {
+	retryGaps, fallbackGaps := map[Segment][]float64{}, map[Segment][]float64{}
+	for _, r := range reqs {
+		for i, a := range r.attempts {
+			n := len(a.tries)
+			if i == 0 || n < 2 || a.tries[0] < 2 || a.tries[n-1] != 1 {
+				continue
+			}
+			if a.fallback {
+				fallbackGaps[r.seg] = append(fallbackGaps[r.seg], a.gapMs)
+			} else {
+				retryGaps[r.seg] = append(retryGaps[r.seg], a.gapMs)
+			}
+		}
+	}
+	inLoop := map[Segment]bool{}
+	for seg, f := range fallbackGaps {
+		g := retryGaps[seg]
+		inLoop[seg] = len(g) > 0 && median(f) >= median(g)/4
+	}
+	for _, r := range reqs {
+		if !inLoop[r.seg] {
+			continue
+		}
+		for i := range r.attempts {
+			r.attempts[i].fallback = false
+		}
+	}
+}
+
+// median is the median of v, which it sorts.
+func median(v []float64) float64 {
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// markFallback marks the fallback try of a nested request (attempts of
+// two layers or more): its last app try, when that went to another
+// target (endpoint or model) than its first app try. A client falls over
+// to a second provider once its own loop on the first is spent; the
+// route (server.address) alone may not tell them apart.
+func markFallback(r *recRequest) {
+	if r == nil || len(r.attempts) == 0 || len(r.attempts[0].tries) < 2 {
+		return
+	}
+	last, first, lastTarget := 0, "", ""
+	for _, a := range r.attempts {
+		if len(a.tries) < 2 {
+			return
+		}
+		if a.tries[0] == 1 && first == "" {
+			first = a.target
+		}
+		if a.tries[0] > last {
+			last, lastTarget = a.tries[0], a.target
+		}
+	}
+	if last < 2 || first == "" || lastTarget == "" || lastTarget == first {
+		return
+	}
+	for i := range r.attempts {
+		r.attempts[i].fallback = r.attempts[i].tries[0] == last
+	}
+}
+
+// fallbackTry is the app try of r's fallback, 0 when it has none.
+func (r *recRequest) fallbackTry() int {
+	if n := len(r.attempts); n > 0 && r.attempts[n-1].fallback {
+		return r.attempts[n-1].tries[0]
+	}
+	return 0
 }
 
 func msAfter(t, base int64) float64 { return float64(t-base) / 1e6 }

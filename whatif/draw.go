@@ -7,25 +7,30 @@ import (
 	"slices"
 )
 
-// poolKey is a segment, a try number per layer (outermost first) and the
-// trigger of the failure before the attempt ("" for any).
+// poolKey is a segment, a try number per layer (outermost first), the
+// trigger of the failure before the attempt ("" for any) and whether the
+// attempt is of the fallback try.
 type poolKey struct {
-	seg   Segment
-	tries string
-	after string
+	seg      Segment
+	tries    string
+	after    string
+	fallback bool
 }
 
-func keyOf(seg Segment, tries []int, after string) poolKey {
-	return poolKey{seg, fmt.Sprint(tries), after}
+func keyOf(seg Segment, tries []int, after string, fallback bool) poolKey {
+	return poolKey{seg, fmt.Sprint(tries), after, fallback}
 }
 
 // pools holds the recorded attempts by segment and tries, to draw the
 // attempts a policy makes that the recorded requests never made; and, per
 // segment and depth of nesting, the highest try recorded in each layer: the
-// recorded caps.
+// recorded caps (the app loop's before the fallback try).
 type pools struct {
 	attempts map[poolKey][]recAttempt
 	caps     map[Segment]map[int][]int
+	// fallbacks counts, per segment, the requests whose fallback try was
+	// each app try: the segment's fallback try is the commonest.
+	fallbacks map[Segment]map[int]int
 	// served are the durations of the served attempts by segment and
 	// route (sorted), and by route alone under an empty segment.
 	served map[Segment]map[string][]float64
@@ -59,8 +64,15 @@ func nearInTime(pool []recAttempt, atNs int64, rng *rand.Rand) recAttempt {
 }
 
 func newPools(reqs []*recRequest) pools {
-	p := pools{attempts: map[poolKey][]recAttempt{}, caps: map[Segment]map[int][]int{}, served: map[Segment]map[string][]float64{}}
+	p := pools{attempts: map[poolKey][]recAttempt{}, caps: map[Segment]map[int][]int{}, served: map[Segment]map[string][]float64{},
+		fallbacks: map[Segment]map[int]int{}}
 	for _, r := range reqs {
+		if n := r.fallbackTry(); n > 0 {
+			if p.fallbacks[r.seg] == nil {
+				p.fallbacks[r.seg] = map[int]int{}
+			}
+			p.fallbacks[r.seg][n]++
+		}
 		for i, a := range r.attempts {
 			if a.served() {
 				for _, seg := range []Segment{r.seg, {}} {
@@ -72,12 +84,14 @@ func newPools(reqs []*recRequest) pools {
 			}
 			caps := p.recordedCaps(r.seg, len(a.tries))
 			for i, n := range a.tries {
-				caps[i] = max(caps[i], n)
+				if i > 0 || !a.fallback {
+					caps[i] = max(caps[i], n)
+				}
 			}
 			if a.trigger == "client_error" || slices.Equal(a.tries, r.attempts[0].tries) {
 				continue
 			}
-			for _, k := range []poolKey{keyOf(r.seg, a.tries, ""), keyOf(r.seg, a.tries, r.attempts[i-1].trigger)} {
+			for _, k := range []poolKey{keyOf(r.seg, a.tries, "", a.fallback), keyOf(r.seg, a.tries, r.attempts[i-1].trigger, a.fallback)} {
 				p.attempts[k] = append(p.attempts[k], a)
 			}
 		}
@@ -91,6 +105,18 @@ func newPools(reqs []*recRequest) pools {
 		}
 	}
 	return p
+}
+
+// fallbackTry is the app try of the segment's fallback, 0 when its
+// requests recorded none.
+func (p pools) fallbackTry(seg Segment) int {
+	best, count := 0, 0
+	for n, c := range p.fallbacks[seg] {
+		if c > count || c == count && n > best {
+			best, count = n, c
+		}
+	}
+	return best
 }
 
 // recordedCaps are the highest tries per layer the segment recorded in
@@ -120,27 +146,78 @@ func (r *replayer) draw(s *replayed, last modAttempt, cut cutKind) (modAttempt, 
 	if !ok {
 		return modAttempt{}, false
 	}
-	pool := r.pools.attempts[keyOf(s.req.seg, tries, last.trigger)]
+	fallback := last.fallback
+	pool := r.pools.attempts[keyOf(s.req.seg, tries, last.trigger, fallback)]
 	if len(pool) == 0 {
-		pool = r.pools.attempts[keyOf(s.req.seg, tries, "")]
+		pool = r.pools.attempts[keyOf(s.req.seg, tries, "", fallback)]
 	}
 	if len(pool) == 0 && len(tries) == 1 {
-		pool = r.pools.attempts[keyOf(s.req.seg, r.pools.recordedCaps(s.req.seg, 1), "")]
+		pool = r.pools.attempts[keyOf(s.req.seg, r.pools.recordedCaps(s.req.seg, 1), "", false)]
 	}
 	if len(pool) == 0 {
 		return modAttempt{}, false
 	}
 	pick := nearInTime(pool, s.req.startNs+int64(last.endMs*1e6), s.rng)
 	start := last.endMs + r.rewait(s, tries, last, max(0, pick.gapMs))
-	if o := s.takeSpare(pick.route); o >= 0 {
+	return r.drawn(s, last, pick, tries, start, fallback), true
+}
+
+// fallbackAttempt is the fallback try the policy makes when it ended the
+// primary app loop of s failed, unless the policy removes the fallback,
+// the segment recorded none or s has made it: the first attempt of the
+// request's own recorded fallback try, else one drawn from the segment's
+// (its first attempts, numbered as recorded), each after its recorded
+// wait (the client falls over without the app loop's backoff). Its SDK
+// retries are drawn after it.
+func (r *replayer) fallbackAttempt(s *replayed, last modAttempt) (modAttempt, bool) {
+	fb := r.pools.fallbackTry(s.req.seg)
+	if r.policy.NoFallback || fb == 0 || len(last.tries) < 2 {
+		return modAttempt{}, false
+	}
+	for _, k := range s.kept {
+		if k.fallback {
+			return modAttempt{}, false
+		}
+	}
+	for o, a := range s.req.attempts {
+		if a.fallback {
+			s.spare = slices.DeleteFunc(s.spare, func(i int) bool { return i == o })
+			m := r.spareAt(s, o, a.tries, last.endMs+max(0, a.gapMs))
+			m.fallback = true
+			return m, true
+		}
+	}
+	tries := make([]int, len(last.tries))
+	tries[0] = fb
+	for i := 1; i < len(tries); i++ {
+		tries[i] = 1
+	}
+	pool := r.pools.attempts[keyOf(s.req.seg, tries, last.trigger, true)]
+	if len(pool) == 0 {
+		pool = r.pools.attempts[keyOf(s.req.seg, tries, "", true)]
+	}
+	if len(pool) == 0 {
+		return modAttempt{}, false
+	}
+	pick := nearInTime(pool, s.req.startNs+int64(last.endMs*1e6), s.rng)
+	return r.drawn(s, last, pick, tries, last.endMs+max(0, pick.gapMs), true), true
+}
+
+// drawn is the attempt with these tries, starting at start, that pick
+// (drawn from the segment's recorded attempts) gives s after last.
+func (r *replayer) drawn(s *replayed, last modAttempt, pick recAttempt, tries []int, start float64, fallback bool) modAttempt {
+	if o := s.takeSpare(pick.route, fallback); o >= 0 {
 		// The request's own next attempt, which the policy cut, is the
 		// draw for this one: the same moment, the same request, the same
 		// route; only the wait before it is the loop's. (A loop that
 		// falls over to another route draws from the segment.)
-		return r.spareAt(s, o, tries, start), true
+		m := r.spareAt(s, o, tries, start)
+		m.fallback = fallback
+		return m
 	}
 	next := modAttempt{rec: -1, route: pick.route, tries: tries, startMs: start, endMs: start + pick.endMs - pick.startMs,
-		ok: pick.ok, trigger: pick.trigger, tokens: pick.tokens, hiddenMs: pick.hiddenMs, retryAfterMs: pick.retryAfterMs}
+		ok: pick.ok, trigger: pick.trigger, tokens: pick.tokens, hiddenMs: pick.hiddenMs, retryAfterMs: pick.retryAfterMs,
+		fallback: fallback}
 	if last.trigger == "client_error" {
 		next.endMs = start + last.endMs - last.startMs
 		next.ok, next.trigger, next.tokens, next.hiddenMs = false, last.trigger, 0, last.hiddenMs
@@ -157,7 +234,7 @@ func (r *replayer) draw(s *replayed, last modAttempt, cut cutKind) (modAttempt, 
 	}
 	next.recEndMs = next.endMs
 	s.changed, s.drawn = true, true
-	return next, true
+	return next
 }
 
 // nextTries is the policy's next attempt after last, when the recorded
@@ -187,10 +264,14 @@ func (r *replayer) nextTries(seg Segment, last modAttempt, cut cutKind) ([]int, 
 	}
 	if cut == cutDrawn && tries[n-1] < caps[n-1] {
 		next[n-1]++
-		if len(r.pools.attempts[keyOf(seg, next, last.trigger)]) > 0 {
+		if len(r.pools.attempts[keyOf(seg, next, last.trigger, last.fallback)]) > 0 {
 			return next, true
 		}
 		next[n-1]--
+	}
+	if last.fallback {
+		// The fallback try is the app loop's last.
+		return nil, false
 	}
 	if (cut == cutInner || cut == cutDrawn) && tries[0] < caps[0] {
 		next[0]++

@@ -125,6 +125,9 @@ func measure(reqs []*recRequest, reps []*replayed, policy Policy, withFeedback b
 		res.Assumptions = append(feedbackAssumptions(), res.Assumptions[1:]...)
 	}
 	res.Assumptions = append(res.Assumptions, policy.assumptions()...)
+	if slices.ContainsFunc(reqs, func(r *recRequest) bool { return r.fallbackTry() > 0 }) {
+		res.Assumptions = append(res.Assumptions, fallbackAssumption)
+	}
 	if len(reqs) == 0 {
 		return res
 	}
@@ -151,6 +154,10 @@ func measure(reqs []*recRequest, reps []*replayed, policy Policy, withFeedback b
 	})
 	return res
 }
+
+// fallbackAssumption is what the replay takes for granted of requests
+// with a fallback try.
+const fallbackAssumption = "a nested request's last app try to another endpoint or model than its first, right after the app loop (no backoff), is a fallback try after the loop: --max-attempts app=N caps the tries before it, and when the policy ends that loop failed the fallback try comes after its recorded wait (the request's own, else drawn from the segment's near in time), unless fallback=0; its SDK retries follow under the sdk cap"
 
 // assumptions are what the replay without feedback takes for granted.
 func assumptions() []string {

@@ -31,6 +31,7 @@ the figures it would have produced beside the recorded ones.`
 const Examples = `
   retryscope whatif --max-attempts 1
   retryscope whatif --max-attempts app=1,sdk=1
+  retryscope whatif --max-attempts app=1,fallback=0
   retryscope whatif --retry-budget 0.1 --format json
   retryscope whatif --no-retry-on client_error
   retryscope whatif --max-attempts 1 --feedback
@@ -67,7 +68,7 @@ type Flags struct {
 
 // Register adds the flags to fs.
 func (f *Flags) Register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.maxAttempts, "max-attempts", "", `attempts per call, the first included: N (the innermost loop), or per loop "sdk=N", "app=N,sdk=M" (default: as recorded)`)
+	fs.StringVar(&f.maxAttempts, "max-attempts", "", `attempts per call, the first included: N (the innermost loop), or per loop "sdk=N", "app=N,sdk=M"; app=N counts the app's tries before its fallback try, which stays unless fallback=0 (default: as recorded)`)
 	fs.StringVar(&f.budget, "retry-budget", "", "retries allowed per successful attempt: RATIO[,WINDOW,FLOOR], e.g. 0.1 or 0.1,10s,5 (default window 10s, floor 5; default: no budget)")
 	fs.StringVar(&f.noRetryOn, "no-retry-on", "", "triggers never retried, e.g. client_error,rate_limited (default: as recorded)")
 	fs.StringVar(&f.perTask, "per-task-budget", "", "retries each task may make in all, e.g. 3 (a task: a trace, or one --task-key value; default: no limit)")
@@ -158,7 +159,7 @@ func checkSetting(name, value string) (string, error) {
 	var err error
 	switch name {
 	case "max-attempts":
-		_, _, err = ParseMaxAttempts(value)
+		_, _, _, err = ParseMaxAttemptsFallback(value)
 	case "retry-budget":
 		_, err = ParseBudget(value)
 	case "per-task-budget":
@@ -199,7 +200,7 @@ func (f *Flags) checkPolicy() error {
 		}
 	}
 	if f.maxAttempts != "" {
-		if f.policy.Inner, f.policy.App, err = ParseMaxAttempts(f.maxAttempts); err != nil {
+		if f.policy.Inner, f.policy.App, f.policy.NoFallback, err = ParseMaxAttemptsFallback(f.maxAttempts); err != nil {
 			return fmt.Errorf("--max-attempts: %w", err)
 		}
 	}

@@ -20,6 +20,12 @@ type Policy struct {
 	// around it (the application's, in nested requests), the first
 	// attempt included; 0 leaves the recorded cap.
 	Inner, App int
+	// NoFallback removes the fallback try: in nested requests, a last app
+	// try to another target (endpoint or model) than the first, made
+	// after the app loop (--max-attempts fallback=0). App caps the app
+	// loop's tries before the fallback; the fallback stands unless
+	// NoFallback, its own retries under Inner.
+	NoFallback bool
 	// NoRetryOn lists triggers (docs/recognition.md, "How retries are
 	// recognised": client_error, rate_limited, server_error, connection,
 	// timeout, ...) that are never retried.
@@ -142,16 +148,40 @@ const (
 const MaxAttemptsLimit = 100
 
 // ParseMaxAttempts reads --max-attempts: "N" caps the innermost loop;
-// "sdk=N", "app=N" or "app=2,sdk=3" name the loops.
+// "sdk=N", "app=N" or "app=2,sdk=3" name the loops. A fallback setting
+// (ParseMaxAttemptsFallback) is an error here.
 func ParseMaxAttempts(s string) (inner, app int, err error) {
+	inner, app, _, fallbackSet, err := parseMaxAttempts(s)
+	if err == nil && fallbackSet {
+		return 0, 0, fmt.Errorf("max attempts %q: the fallback layer is read by ParseMaxAttemptsFallback", s)
+	}
+	return inner, app, err
+}
+
+// ParseMaxAttemptsFallback reads --max-attempts as ParseMaxAttempts does,
+// and also "fallback=0" (no fallback try) or "fallback=1" (the fallback
+// try as recorded), e.g. "app=1,fallback=0".
+func ParseMaxAttemptsFallback(s string) (inner, app int, dropFallback bool, err error) {
+	inner, app, dropFallback, _, err = parseMaxAttempts(s)
+	return inner, app, dropFallback, err
+}
+
+func parseMaxAttempts(s string) (inner, app int, dropFallback, fallbackSet bool, err error) {
 	for _, item := range strings.Split(s, ",") {
 		name, value, named := strings.Cut(strings.TrimSpace(item), "=")
 		if !named {
 			name, value = "sdk", name
 		}
+		if name == "fallback" {
+			if value != "0" && value != "1" {
+				return 0, 0, false, false, fmt.Errorf("max attempts %q: fallback takes 0 (no fallback try) or 1 (the fallback try as recorded)", item)
+			}
+			dropFallback, fallbackSet = value == "0", true
+			continue
+		}
 		n, err := strconv.Atoi(value)
 		if err != nil || n < 1 || n > MaxAttemptsLimit {
-			return 0, 0, fmt.Errorf("max attempts %q: want a whole number from 1 to %d", item, MaxAttemptsLimit)
+			return 0, 0, false, false, fmt.Errorf("max attempts %q: want a whole number from 1 to %d", item, MaxAttemptsLimit)
 		}
 		switch name {
 		case "sdk":
@@ -159,10 +189,10 @@ func ParseMaxAttempts(s string) (inner, app int, err error) {
 		case "app":
 			app = n
 		default:
-			return 0, 0, fmt.Errorf("max attempts %q: unknown layer %q (want sdk or app)", item, name)
+			return 0, 0, false, false, fmt.Errorf("max attempts %q: unknown layer %q (want sdk, app or fallback)", item, name)
 		}
 	}
-	return inner, app, nil
+	return inner, app, dropFallback, fallbackSet, nil
 }
 
 // ParseBudget reads --retry-budget RATIO[,WINDOW,FLOOR], e.g. "0.1" or
@@ -214,12 +244,20 @@ var triggers = []string{string(model.TriggerRateLimited), string(model.TriggerSe
 func (p Policy) String() string {
 	var parts []string
 	switch {
-	case p.Inner > 0 && p.App > 0:
-		parts = append(parts, fmt.Sprintf("--max-attempts app=%d,sdk=%d", p.App, p.Inner))
-	case p.Inner > 0:
+	case p.Inner > 0 && p.App == 0 && !p.NoFallback:
 		parts = append(parts, fmt.Sprintf("--max-attempts %d", p.Inner))
-	case p.App > 0:
-		parts = append(parts, fmt.Sprintf("--max-attempts app=%d", p.App))
+	case p.Inner > 0 || p.App > 0 || p.NoFallback:
+		var layers []string
+		if p.App > 0 {
+			layers = append(layers, fmt.Sprintf("app=%d", p.App))
+		}
+		if p.NoFallback {
+			layers = append(layers, "fallback=0")
+		}
+		if p.Inner > 0 {
+			layers = append(layers, fmt.Sprintf("sdk=%d", p.Inner))
+		}
+		parts = append(parts, "--max-attempts "+strings.Join(layers, ","))
 	}
 	if p.Budget != nil {
 		parts = append(parts, fmt.Sprintf("--retry-budget %g,%s,%g", p.Budget.Ratio, p.Budget.Window, p.Budget.Floor))
@@ -275,4 +313,16 @@ func (p Policy) within(tries []int) bool {
 		return false
 	}
 	return p.App <= 0 || n < 2 || tries[0] <= p.App
+}
+
+// keeps reports whether the policy makes recorded attempt a: within its
+// caps, or, for an attempt of the fallback try, which is outside the app
+// loop's cap, within the innermost cap while the policy keeps the
+// fallback.
+func (p Policy) keeps(a recAttempt) bool {
+	if a.fallback {
+		n := len(a.tries)
+		return !p.NoFallback && (p.Inner <= 0 || a.tries[n-1] <= p.Inner)
+	}
+	return p.within(a.tries)
 }

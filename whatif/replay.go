@@ -41,6 +41,7 @@ type modAttempt struct {
 	trigger        string
 	tokens         int64
 	retryAfterMs   float64 // the wait its answer asked for
+	fallback       bool    // an attempt of the fallback try
 }
 
 // replayed is one logical request under the policy.
@@ -145,7 +146,7 @@ func (r *replayer) recorded(s *replayed, i int) modAttempt { return r.made(s, i,
 func (r *replayer) made(s *replayed, i, o int) modAttempt {
 	a, b := s.req.attempts[i], s.req.attempts[o]
 	m := modAttempt{rec: o, route: a.route, tries: a.tries, startMs: a.startMs - s.shift, recEndMs: a.endMs,
-		ok: b.ok, trigger: b.trigger, tokens: b.tokens, hiddenMs: b.hiddenMs, retryAfterMs: b.retryAfterMs}
+		ok: b.ok, trigger: b.trigger, tokens: b.tokens, hiddenMs: b.hiddenMs, retryAfterMs: b.retryAfterMs, fallback: a.fallback}
 	m.endMs = m.startMs + b.endMs - b.startMs
 	if r.feedback != nil && r.feedback.adjust(s, b, &m) || i != o {
 		s.changed = true
@@ -155,10 +156,11 @@ func (r *replayer) made(s *replayed, i, o int) modAttempt {
 }
 
 // takeSpare removes and returns the first attempt the policy cut from s on
-// route, or -1.
-func (s *replayed) takeSpare(route string) int {
+// route, of the fallback try or not as fallback says, or -1: a primary
+// and a fallback endpoint may share a route.
+func (s *replayed) takeSpare(route string, fallback bool) int {
 	for k, o := range s.spare {
-		if s.req.attempts[o].route == route {
+		if a := s.req.attempts[o]; a.route == route && a.fallback == fallback {
 			s.spare = slices.Delete(s.spare, k, k+1)
 			return o
 		}
@@ -263,7 +265,7 @@ func (r *replayer) nextAttempt(s *replayed, last modAttempt) (modAttempt, bool) 
 	for !s.drawn && s.next < len(atts) {
 		a := atts[s.next]
 		s.next++
-		if !r.policy.within(a.tries) {
+		if !r.policy.keeps(a) {
 			if cut == cutNone {
 				cut = cutOuter
 				if a.tries[len(a.tries)-1] > 1 {
@@ -279,13 +281,15 @@ func (r *replayer) nextAttempt(s *replayed, last modAttempt) (modAttempt, bool) 
 			// wait before this one stays.
 			s.shift += max(0, a.latestMs-last.recEndMs)
 		}
-		if a.gapMs > 0 {
+		if a.gapMs > 0 && !(a.fallback && a.tries[len(a.tries)-1] == 1) {
+			// (The fallback try follows the app loop without its
+			// backoff.)
 			if w := r.rewait(s, a.tries, last, a.gapMs); w != a.gapMs {
 				s.shift += a.gapMs - w
 				s.changed = true
 			}
 		}
-		o := s.takeSpare(a.route)
+		o := s.takeSpare(a.route, a.fallback)
 		if o < 0 {
 			return r.recorded(s, s.next-1), true
 		}
@@ -301,7 +305,11 @@ func (r *replayer) nextAttempt(s *replayed, last modAttempt) (modAttempt, bool) 
 		// the policy has them.
 		cut = cutDrawn
 	}
-	return r.draw(s, last, cut)
+	if next, ok := r.draw(s, last, cut); ok || cut == cutNone || last.fallback {
+		return next, ok
+	}
+	// The policy ended the primary loop failed: the fallback try comes.
+	return r.fallbackAttempt(s, last)
 }
 
 // cutKind is what the policy cut where the recorded attempts run out.
@@ -327,7 +335,7 @@ func (r *replayer) finish(s *replayed) {
 			if a.startMs-s.shift >= last.endMs {
 				break
 			}
-			if r.policy.within(a.tries) {
+			if r.policy.keeps(a) {
 				s.kept = append(s.kept, r.recorded(s, s.next))
 			}
 		}

@@ -81,7 +81,7 @@ func TestEveryNumberFlagRefusesBadValues(t *testing.T) {
 		flags []flagCase
 	}{
 		{"ingest", func(dir string) []string { return []string{"--db", filepath.Join(dir, "x.duckdb"), sample} },
-			cat(db, ingestLimits, []flagCase{{"workers", kindInt, true, []string{"1025"}}})},
+			cat(db, ingestLimits, []flagCase{{"decoders", kindInt, true, []string{"1025"}}, {"workers", kindInt, true, []string{"1025"}}})},
 		{"run", func(dir string) []string {
 			return []string{"--db", filepath.Join(dir, "x.duckdb"), "--parquet", filepath.Join(dir, "pq"), "--report", filepath.Join(dir, "r.json"), sample}
 		}, cat(db, ingestLimits, reportFlags, rebuildFlags, []flagCase{{"keep", kindDuration, false, []string{"0", "-1s", "-30d", "1000000d", "9999999999h", "NaN", "Inf", "30s", "36501d"}}})},

@@ -45,7 +45,10 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	var lim ingest.Limits
 	checkLimits := lim.RegisterFlags(fs)
 	var workers int
-	fs.Var(flagval.NewInt(&workers, 0, 1, maxWorkers).OrZero("one per CPU"), "workers", "decoding goroutines (default: one per CPU)")
+	fs.Var(flagval.NewInt(&workers, 0, 1, maxWorkers).OrZero("one per CPU"), "decoders", "decoding goroutines (default: one per CPU)")
+	// Its name before report's --workers (the servers' workers) took it.
+	fs.Var(flagval.NewInt(&workers, 0, 1, maxWorkers).OrZero("one per CPU"), "workers", "decoding goroutines: use --decoders")
+	fs.MarkDeprecated("workers", "use --decoders (report's --workers are the servers' workers)")
 	quiet := fs.BoolP("quiet", "q", false, "print only rejections and the summary, not a line per file")
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return err

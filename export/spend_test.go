@@ -109,6 +109,12 @@ func TestExportTypes(t *testing.T) {
 	measure := regexp.MustCompile(`(_ms|_ms_sum|_s|_usd|^amplification|^ratio|^layers|^match_distance)$`)
 	count := regexp.MustCompile(`(_tokens|_retries|_ignored|^attempts|^logical_requests|^retried|^retried_ok|^failed|^ordinal|^cohort_size|^tries|^layer_counts|_status)$`)
 	for _, table := range export.Tables {
+		if _, err := os.Stat(filepath.Join(dir, table)); table == "join_alternatives" && err != nil {
+			// Written only where attempts were joined across traces with
+			// doubt, which this workload has none of; the sharding test
+			// reads it (cmd/retryscope TestShardedRunEqualsOneRun).
+			continue
+		}
 		types := map[string]string{}
 		rows := testkit.Dump(t, st, `SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet($1, hive_partitioning = true))`,
 			filepath.Join(dir, table, "*", "*.parquet"))

@@ -19,7 +19,7 @@ SELECT
     CASE WHEN coalesce(a.input_tokens, 0) = 0 AND coalesce(a.output_tokens, 0) = 0 THEN 0.0
          ELSE (coalesce(a.input_tokens, 0) * p.input_per_mtok + coalesce(a.output_tokens, 0) * p.output_per_mtok) / 1e6
     END AS spend_usd,
-    a.gap_before_ms, a.overlap_ms, a.server_end_ns, a.hidden_work_ms,
+    a.gap_before_ms, a.overlap_ms, a.server_end_ns, a.hidden_work_ms, a.hidden_output_tokens,
     a.queue_ms, a.connect_ms, a.serve_ms, a.generate_ms,
     CAST(make_timestamp(r.start_ns // 1000) AS DATE) AS date
 FROM attempts a

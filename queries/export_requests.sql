@@ -22,7 +22,7 @@ SELECT
     start_ns, end_ns, latency_ms,
     attempts, layers, layer_counts, outcome, final_trigger, triggers,
     t_failed_ms, backoff_ms, overhead_ms, gap_ms, gap_split, t_final_ms, residual_ms,
-    ttft_ms, generation_ms, input_tokens, output_tokens, duplicated_output_tokens, hidden_work_ms,
+    ttft_ms, generation_ms, input_tokens, output_tokens, duplicated_output_tokens, hidden_work_ms, hidden_output_tokens,
     CASE WHEN input_tokens = 0 AND output_tokens = 0 THEN 0.0
          ELSE (input_tokens * p.input_per_mtok + output_tokens * p.output_per_mtok) / 1e6 END AS spend_usd,
     CASE WHEN input_tokens = 0 AND output_tokens = 0 THEN 0.0
@@ -32,9 +32,23 @@ SELECT
     coalesce(h.retry_after_ignored, 0) AS retry_after_ignored,
     coalesce(h.retry_after_early_ms, 0) AS retry_after_early_ms,
     outcome_detail,
+    st.stated_span IS NOT NULL AS outcome_stated,
     CAST(make_timestamp(start_ns // 1000) AS DATE) AS date
 FROM export_scope
 LEFT JOIN export_prices p ON p.price_model = coalesce(final_model, model)
+-- The failed requests whose anchor span states why the loop gave up: the
+-- test of rebuild_outcomes' "stated", so that a report over the union of
+-- shard datasets judges the others' outcome_detail again as one run does.
+LEFT JOIN (
+    SELECT trace_id AS stated_trace, span_id AS stated_span
+    FROM spans
+    WHERE trace_id IN (SELECT trace_id FROM export_scope
+                       WHERE outcome = 'error' AND outcome_detail IN ('attempt_cap', 'not_retryable', 'retry_budget', 'no_capacity'))
+      AND (attributes['retryscope.exhausted.reason'] IN ('attempt_cap', 'deadline', 'no_progress', 'token_cap', 'no_capacity',
+                                                         'retry_budget', 'not_retryable')
+           OR (status_code = 'error' AND regexp_matches(status_message,
+                   '(?i)retry quota exceeded|RetryQuotaExceeded|retry budget (exhausted|exceeded)|exceeded maximum number of attempts')))
+) st ON st.stated_trace = export_scope.trace_id AND st.stated_span = export_scope.span_id
 LEFT JOIN (
     SELECT request_id,
            count(*) FILTER (WHERE after_trigger = 'client_error') AS client_error_retries,

@@ -92,6 +92,11 @@ func (d *dbFlags) open(ctx context.Context, log io.Writer) (*store.Store, error)
 	return d.openMode(ctx, log, false)
 }
 
+// storeOptions are the store options the flags give.
+func (d *dbFlags) storeOptions() store.Options {
+	return store.Options{MemoryLimit: cmp.Or(d.memoryLimit, defaultMemoryLimit), Threads: d.threads}
+}
+
 // openMode is open, read-only if readOnly.
 func (d *dbFlags) openMode(ctx context.Context, log io.Writer, readOnly bool) (*store.Store, error) {
 	opt := store.Options{MemoryLimit: cmp.Or(d.memoryLimit, defaultMemoryLimit), Threads: d.threads, ReadOnly: readOnly}

@@ -81,6 +81,7 @@ func commands() []command {
 		{"report", "print what retries cost: amplification, rates, latency tails", runReport},
 		{"export", "write the derived tables as Parquet for notebooks", runExport},
 		{"whatif", "replay the recorded requests under another retry policy (modeled)", runWhatif},
+		{"shard", "split a day of trace exports into shards that run apart", runShard},
 		{"gen", "write synthetic traces with a known truth", runGen},
 	}
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/progress"
+	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/report"
 	"github.com/retryscope/retryscope/whatif"
@@ -40,6 +42,7 @@ func runReport(ctx context.Context, e env, args []string) error {
 	out.Register(fs, "output")
 	explain := fs.Bool("explain", false, "also show how many logical requests each rebuild rule built")
 	whatifPolicy := fs.String("whatif", "", "also replay the window's requests under the retry policy of this file (as whatif --policy reads it): a whatif block, every figure modeled (not in CSV, the segment table, nor with --findings)")
+	datasets := fs.StringArray("dataset", nil, "report over the union of these Parquet datasets (the --parquet directories of shard runs; repeat the flag) instead of a database: see 'retryscope help shard'")
 	var rb rebuild.Flags
 	rb.Register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {
@@ -65,16 +68,37 @@ func runReport(ctx context.Context, e env, args []string) error {
 		}
 		out.SetWhatif(block)
 	}
+	if len(*datasets) > 0 {
+		if fs.Changed("db") {
+			return usageErrorf("report", "--dataset reads Parquet datasets instead of a database: give --db or --dataset, not both")
+		}
+		for _, name := range []string{"by", "where", "task-key"} {
+			if f := fs.Lookup(name); f != nil && (strings.Contains(f.Value.String(), "attr:") || strings.Contains(f.Value.String(), "resource:") || name == "task-key" && f.Changed) {
+				return usageErrorf("report", "--%s %s needs the spans, which a --dataset does not carry: report it from a shard's database (--db)", name, f.Value.String())
+			}
+		}
+		st, closeAll, err := pipeline.OpenDataset(ctx, *datasets, db.storeOptions())
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		defer closeAll()
+		return writeReport(ctx, e, &out, st, strings.Join(*datasets, ", "), *explain)
+	}
 	st, err := pipeline.OpenDerived(ctx, db.path, db.openMode, rbOpt, e.stderr)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	defer st.Close()
+	return writeReport(ctx, e, &out, st, db.path, *explain)
+}
+
+// writeReport writes the report of st, whose source source names.
+func writeReport(ctx context.Context, e env, out *report.Flags, st *store.Store, source string, explain bool) error {
 	prog := progress.NewReporter(e.stderr)
 	defer prog.Done()
 	out.SetProgress(reportProgress(prog))
-	if err := out.Write(ctx, st, e.stdout, db.path, *explain); err != nil {
-		return fmt.Errorf("report %s: %w", db.path, err)
+	if err := out.Write(ctx, st, e.stdout, source, explain); err != nil {
+		return fmt.Errorf("report %s: %w", source, err)
 	}
 	return nil
 }

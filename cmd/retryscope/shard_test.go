@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestShardedRunEqualsOneRun: a day of dumps (every shape, split traces of
+// concurrent go-retryablehttp workers and of sequential clients, app loops
+// and agents) split into 4 shards, each an ordinary run, and a report over
+// the union of the shards' Parquet datasets: every figure equals the one
+// run's over the whole day (counts, rates, percentiles, segments,
+// findings, marginal yield, capacity, ranges), except what the shards
+// compute on their own (baselines and the latency added against them) and
+// the ingest summary, which the datasets do not carry.
+func TestShardedRunEqualsOneRun(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	dump := filepath.Join(root, "dump")
+	if err := os.Mkdir(dump, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustRunCLI(t, "gen", "--seed", "3", "--requests", "2500", "--shapes", "explicit,resend,grpc,wrapped,split,orphan,hedge,apploop,agent", "-o", filepath.Join(dump, "a.jsonl"))
+	mustRunCLI(t, "gen", "--seed", "4", "--requests", "1200", "--shapes", "split", "--split-workers", "8", "--format", "proto", "-o", filepath.Join(dump, "b.pb"))
+
+	mustRunCLI(t, "run", "--db", filepath.Join(root, "day.duckdb"), "--parquet", filepath.Join(root, "pq-day"), "--report", filepath.Join(root, "day.txt"), "--full", dump)
+	one, _ := mustRunCLI(t, "report", "--db", filepath.Join(root, "day.duckdb"), "--format", "json")
+	if m, _ := filepath.Glob(filepath.Join(root, "pq-day", "join_alternatives", "*", "*.parquet")); len(m) == 0 {
+		t.Error("the day has no doubtful joins: the ranges are not put to the test")
+	}
+
+	shards := filepath.Join(root, "shards")
+	_, log := mustRunCLI(t, "shard", "--shards", "4", "-o", shards, dump)
+	if !strings.Contains(log, "shard: 2 files") {
+		t.Errorf("shard log: %s", log)
+	}
+	args := []string{"report", "--format", "json"}
+	for k := 1; k <= 4; k++ {
+		dir := filepath.Join(shards, fmt.Sprintf("shard-%d-of-4", k))
+		pq := filepath.Join(root, fmt.Sprintf("pq-%d", k))
+		mustRunCLI(t, "run", "--db", filepath.Join(root, fmt.Sprintf("shard%d.duckdb", k)), "--parquet", pq,
+			"--report", filepath.Join(root, fmt.Sprintf("shard%d.txt", k)), "--full", dir)
+		args = append(args, "--dataset", pq)
+	}
+	union, _ := mustRunCLI(t, args...)
+
+	a, b := comparable(t, one), comparable(t, union)
+	if a["workload"].(map[string]any)["logical_requests"] != b["workload"].(map[string]any)["logical_requests"] {
+		t.Errorf("logical requests: one run %v, shards %v", a["workload"].(map[string]any)["logical_requests"], b["workload"].(map[string]any)["logical_requests"])
+	}
+	for _, key := range sortedKeys(a) {
+		if !reflect.DeepEqual(a[key], b[key]) {
+			t.Errorf("%s differs: %s", key, firstDifference(key, a[key], b[key]))
+		}
+	}
+	if len(a) != len(b) {
+		t.Errorf("sections: one run %v, shards %v", sortedKeys(a), sortedKeys(b))
+	}
+}
+
+// comparable is a JSON report without what the shards compute apart.
+func comparable(t *testing.T, report string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(report), &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "baselines")
+	delete(m, "ingest")
+	var strip func(any)
+	strip = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			delete(v, "added_latency")
+			for _, x := range v {
+				strip(x)
+			}
+		case []any:
+			for _, x := range v {
+				strip(x)
+			}
+		}
+	}
+	strip(m)
+	return m
+}
+
+func sortedKeys(m map[string]any) []string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// firstDifference names the first path at which a and b differ.
+func firstDifference(path string, a, b any) string {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return fmt.Sprintf("%s: %v vs %v", path, a, b)
+		}
+		for _, k := range sortedKeys(x) {
+			if !reflect.DeepEqual(x[k], y[k]) {
+				return firstDifference(path+"."+k, x[k], y[k])
+			}
+		}
+		return fmt.Sprintf("%s: keys %v vs %v", path, sortedKeys(x), sortedKeys(y))
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return fmt.Sprintf("%s: %d items vs %d", path, len(x), len(y))
+		}
+		for i := range x {
+			if !reflect.DeepEqual(x[i], y[i]) {
+				return firstDifference(fmt.Sprintf("%s[%d]", path, i), x[i], y[i])
+			}
+		}
+	}
+	return fmt.Sprintf("%s: %v vs %v", path, a, b)
+}

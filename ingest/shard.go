@@ -1,0 +1,292 @@
+package ingest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Sharding a day of dumps (docs/sharding.md). A logical request is rebuilt
+// from the spans of its trace, except where every attempt is a trace of
+// its own (a root CLIENT span, docs/requests.md "Attempts split across
+// traces"): those are joined by time among the attempts of one client, and
+// the joiner learns that client's retry policy from all of them. So a
+// trace goes to the shard its id hashes to, and a trace whose root is a
+// CLIENT span to the shard its client service hashes to, with every other
+// such trace of that service. Each shard is then an ordinary run, and the
+// union of the shards' request and attempt rows is the whole day's.
+
+// MaxShards is the most shards Shard splits into.
+const MaxShards = 1024
+
+// ShardOptions tune Shard.
+type ShardOptions struct {
+	// N is how many shards, from 2 to MaxShards.
+	N int
+	// Dir receives shard-K-of-N/traces.jsonl for K from 1 to N.
+	Dir    string
+	Limits Limits
+	// Log receives a line per file and one per record left out.
+	Log io.Writer
+	// Exclude lists files never to read.
+	Exclude []string
+}
+
+// ShardSummary is what Shard did.
+type ShardSummary struct {
+	Files int
+	// Spans counts the spans written to each shard, in shard order.
+	Spans []int64
+	// Rejected counts the records (or files) left out, by reason.
+	Rejected map[string]int64
+	// Dirs are the shards' directories, in shard order.
+	Dirs []string
+}
+
+// ShardDir is shard k's (from 1) directory of n under dir.
+func ShardDir(dir string, k, n int) string {
+	return filepath.Join(dir, fmt.Sprintf("shard-%d-of-%d", k, n))
+}
+
+// Shard reads the trace exports of paths twice: first to find the traces
+// rooted in a CLIENT span and their service, then to write each span to
+// its shard as OTLP/JSON lines, one line per shard per record read.
+// Resources and scopes are copied into every shard that gets one of their
+// spans. A record that cannot be read is left out, counted and logged;
+// the rest of its file and the other files still go in.
+func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary, error) {
+	sum := ShardSummary{Spans: make([]int64, opt.N), Rejected: map[string]int64{}}
+	if opt.N < 2 || opt.N > MaxShards {
+		return sum, fmt.Errorf("shards %d: want a number from 2 to %d", opt.N, MaxShards)
+	}
+	opt.Limits = opt.Limits.withDefaults()
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	files, _, missing, truth := expand(paths, opt.Exclude)
+	for _, p := range truth {
+		fmt.Fprintf(opt.Log, "%s: left out: a truth file of retryscope gen, not traces\n", shown(p))
+	}
+	for _, m := range missing {
+		fmt.Fprintf(opt.Log, "%s: %s\n", shown(m.path), m.rej.Detail)
+		sum.Rejected[m.rej.Reason]++
+	}
+	clientRooted := map[pcommon.TraceID]string{}
+	for _, path := range files {
+		err := eachRecord(ctx, path, opt.Limits, opt.Log, nil, func(td ptrace.Traces) error {
+			eachSpan(td, func(service string, sp ptrace.Span) {
+				if sp.ParentSpanID().IsEmpty() && sp.Kind() == ptrace.SpanKindClient {
+					clientRooted[sp.TraceID()] = service
+				}
+			})
+			return nil
+		})
+		if err != nil {
+			return sum, err
+		}
+	}
+	shardOf := func(service string, sp ptrace.Span) int {
+		h := fnv.New32a()
+		if svc, ok := clientRooted[sp.TraceID()]; ok {
+			h.Write([]byte("service\x00" + svc))
+		} else {
+			id := sp.TraceID()
+			h.Write(id[:])
+		}
+		return int(h.Sum32() % uint32(opt.N))
+	}
+	out := make([]*bufio.Writer, opt.N)
+	closers := make([]*os.File, opt.N)
+	defer func() {
+		for _, f := range closers {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}()
+	for k := range opt.N {
+		dir := ShardDir(opt.Dir, k+1, opt.N)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return sum, err
+		}
+		f, err := os.Create(filepath.Join(dir, "traces.jsonl"))
+		if err != nil {
+			return sum, err
+		}
+		closers[k], out[k] = f, bufio.NewWriterSize(f, 1<<20)
+		sum.Dirs = append(sum.Dirs, dir)
+	}
+	marshal := &ptrace.JSONMarshaler{}
+	for _, path := range files {
+		read := int64(0)
+		err := eachRecord(ctx, path, opt.Limits, opt.Log, sum.Rejected, func(td ptrace.Traces) error {
+			parts := split(td, opt.N, shardOf)
+			for k, part := range parts {
+				if part.SpanCount() == 0 {
+					continue
+				}
+				line, err := marshal.MarshalTraces(part)
+				if err != nil {
+					return err
+				}
+				out[k].Write(line)
+				if err := out[k].WriteByte('\n'); err != nil {
+					return fmt.Errorf("shard %d: %w", k+1, err)
+				}
+				sum.Spans[k] += int64(part.SpanCount())
+				read += int64(part.SpanCount())
+			}
+			return nil
+		})
+		if err != nil {
+			return sum, err
+		}
+		sum.Files++
+		fmt.Fprintf(opt.Log, "%s: %d spans sharded\n", shown(path), read)
+	}
+	for k := range opt.N {
+		if err := out[k].Flush(); err != nil {
+			return sum, fmt.Errorf("shard %d: %w", k+1, err)
+		}
+		if err := closers[k].Sync(); err != nil {
+			return sum, fmt.Errorf("shard %d: %w", k+1, err)
+		}
+		if err := closers[k].Close(); err != nil {
+			return sum, fmt.Errorf("shard %d: %w", k+1, err)
+		}
+		closers[k] = nil
+	}
+	return sum, nil
+}
+
+// eachRecord calls fn with every record of path that decodes; a record (or
+// the file) that does not is logged and, when rejected is not nil,
+// counted there.
+func eachRecord(ctx context.Context, path string, lim Limits, log io.Writer, rejected map[string]int64, fn func(ptrace.Traces) error) error {
+	reject := func(reason, detail string) {
+		if rejected != nil {
+			rejected[reason]++
+			fmt.Fprintf(log, "%s: left out (%s): %s\n", shown(path), reason, detail)
+		}
+	}
+	src, err := openInput(ctx, path, nil, DefaultFIFOWait)
+	if err != nil {
+		reject("unreadable", err.Error())
+		return nil
+	}
+	defer src.close()
+	if src.file != nil {
+		src.r = countReader{src.file, src.read}
+	}
+	s, err := openStream(src.r, src.read.Load, src.size, lim)
+	if err != nil {
+		reject("corrupt_compression", err.Error())
+		return nil
+	}
+	defer s.close()
+	if s.format == FormatUnknown || s.format == FormatEmpty {
+		reject("not_otlp", "not an OTLP trace export (neither OTLP/JSON nor OTLP/protobuf)")
+		return nil
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, err := s.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			reject("read_error", err.Error())
+			return nil
+		}
+		if rec.problem != nil {
+			reject(rec.problem.reason, rec.problem.detail)
+			continue
+		}
+		var td ptrace.Traces
+		if rec.json {
+			td, err = (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(rec.data)
+		} else {
+			td, err = (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(rec.data)
+		}
+		if err != nil {
+			reject("bad_record", firstLine(err.Error()))
+			continue
+		}
+		if err := fn(td); err != nil {
+			return err
+		}
+	}
+}
+
+// eachSpan calls fn with every span of td and its resource's service.name.
+func eachSpan(td ptrace.Traces, fn func(service string, sp ptrace.Span)) {
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		rs := rss.At(i)
+		service := ""
+		if v, ok := rs.Resource().Attributes().Get("service.name"); ok {
+			service = v.AsString()
+		}
+		sss := rs.ScopeSpans()
+		for j := range sss.Len() {
+			spans := sss.At(j).Spans()
+			for k := range spans.Len() {
+				fn(service, spans.At(k))
+			}
+		}
+	}
+}
+
+// split copies td's spans into n parts by shardOf, each span under a copy
+// of its resource and scope.
+func split(td ptrace.Traces, n int, shardOf func(string, ptrace.Span) int) []ptrace.Traces {
+	parts := make([]ptrace.Traces, n)
+	for k := range parts {
+		parts[k] = ptrace.NewTraces()
+	}
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		rs := rss.At(i)
+		service := ""
+		if v, ok := rs.Resource().Attributes().Get("service.name"); ok {
+			service = v.AsString()
+		}
+		outRS := make([]ptrace.ResourceSpans, n)
+		have := make([]bool, n)
+		sss := rs.ScopeSpans()
+		for j := range sss.Len() {
+			ss := sss.At(j)
+			outSS := make([]ptrace.ScopeSpans, n)
+			haveSS := make([]bool, n)
+			spans := ss.Spans()
+			for k := range spans.Len() {
+				sp := spans.At(k)
+				s := shardOf(service, sp)
+				if !have[s] {
+					outRS[s] = parts[s].ResourceSpans().AppendEmpty()
+					rs.Resource().CopyTo(outRS[s].Resource())
+					outRS[s].SetSchemaUrl(rs.SchemaUrl())
+					have[s] = true
+				}
+				if !haveSS[s] {
+					outSS[s] = outRS[s].ScopeSpans().AppendEmpty()
+					ss.Scope().CopyTo(outSS[s].Scope())
+					outSS[s].SetSchemaUrl(ss.SchemaUrl())
+					haveSS[s] = true
+				}
+				sp.CopyTo(outSS[s].Spans().AppendEmpty())
+			}
+		}
+	}
+	return parts
+}

@@ -1,0 +1,108 @@
+package ingest_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retryscope/retryscope/ingest"
+	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/testkit"
+)
+
+// TestShardKeepsTracesAndClientsWhole: every span goes to exactly one
+// shard; a trace is never split across shards; the traces rooted in a
+// CLIENT span (attempts split across traces) of one service all go to one
+// shard; a record that cannot be read is counted and named, and the rest
+// of its file and the other files still go in.
+func TestShardKeepsTracesAndClientsWhole(t *testing.T) {
+	cfg := gen.DefaultConfig()
+	cfg.Requests, cfg.Seed, cfg.SplitWorkers = 1500, 5, 4
+	res, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	half := len(res.Traces) / 2
+	var lines bytes.Buffer
+	gen.WriteJSONLines(&lines, res.Traces[:half])
+	lines.WriteString("{\"resourceSpans\": [not json\n")
+	gen.WriteJSONLines(&lines, res.Traces[half:half+1])
+	if err := os.WriteFile(filepath.Join(dir, "a.jsonl"), lines.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WriteFile(t, filepath.Join(dir, "b.pb"), gen.WriteProtoFramed, res.Traces[half+1:])
+	var want int
+	for _, td := range res.Traces {
+		want += td.SpanCount()
+	}
+
+	var log strings.Builder
+	out := filepath.Join(t.TempDir(), "shards")
+	sum, err := ingest.Shard(context.Background(), []string{dir}, ingest.ShardOptions{N: 3, Dir: out, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Files != 2 || sum.Rejected["bad_json"]+sum.Rejected["bad_record"] != 1 || !strings.Contains(log.String(), "a.jsonl: left out") {
+		t.Errorf("files %d, rejected %v, log:\n%s", sum.Files, sum.Rejected, log.String())
+	}
+	shardOfTrace := map[string]int{}
+	shardOfClient := map[string]int{}
+	var got int
+	for k := range 3 {
+		data, err := os.ReadFile(filepath.Join(ingest.ShardDir(out, k+1, 3), "traces.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+			td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
+			if err != nil {
+				t.Fatalf("shard %d: %v", k+1, err)
+			}
+			rss := td.ResourceSpans()
+			for i := range rss.Len() {
+				svc, _ := rss.At(i).Resource().Attributes().Get("service.name")
+				sss := rss.At(i).ScopeSpans()
+				for j := range sss.Len() {
+					spans := sss.At(j).Spans()
+					for s := range spans.Len() {
+						sp := spans.At(s)
+						n++
+						id := sp.TraceID().String()
+						if prev, ok := shardOfTrace[id]; ok && prev != k {
+							t.Fatalf("trace %s in shards %d and %d", id, prev+1, k+1)
+						}
+						shardOfTrace[id] = k
+						if sp.ParentSpanID().IsEmpty() && sp.Kind() == ptrace.SpanKindClient {
+							if prev, ok := shardOfClient[svc.AsString()]; ok && prev != k {
+								t.Fatalf("client %s's split traces in shards %d and %d", svc.AsString(), prev+1, k+1)
+							}
+							shardOfClient[svc.AsString()] = k
+						}
+					}
+				}
+			}
+		}
+		if n != int(sum.Spans[k]) {
+			t.Errorf("shard %d holds %d spans, summary says %d", k+1, n, sum.Spans[k])
+		}
+		if n == 0 {
+			t.Errorf("shard %d is empty", k+1)
+		}
+		got += n
+	}
+	// The unreadable line held no span of the workload: every one is there.
+	if got != want {
+		t.Errorf("%d spans sharded of %d", got, want)
+	}
+	if len(shardOfClient) == 0 {
+		t.Error("no split traces: the client rule is not put to the test")
+	}
+	t.Logf("spans per shard %v", sum.Spans)
+}

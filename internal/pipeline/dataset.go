@@ -1,0 +1,145 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/queries"
+)
+
+// datasetTables are the derived tables a report reads, loaded from the
+// Parquet datasets of shard runs (docs/sharding.md).
+var datasetTables = []string{"requests", "attempts", "baselines", "join_alternatives"}
+
+// OpenDataset opens a scratch database in a temporary directory holding
+// the union of the requests, attempts and baselines of the Parquet
+// datasets dirs (each a --parquet directory of run or export), for a
+// report over all of them; close removes it. The spans stay in the
+// shards' databases, so what needs them (attr: and resource: segments,
+// the ingest summary) is not there.
+func OpenDataset(ctx context.Context, dirs []string, opt store.Options) (st *store.Store, closeAll func(), err error) {
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "requests")); err != nil {
+			return nil, nil, fmt.Errorf("dataset %s: no requests/ under it (%w): name a --parquet directory of retryscope run or export", d, err)
+		}
+	}
+	tmp, err := os.MkdirTemp("", "retryscope-dataset-")
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err = store.Open(ctx, filepath.Join(tmp, "union.duckdb"), opt)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, err
+	}
+	closeAll = func() {
+		st.Close()
+		os.RemoveAll(tmp)
+	}
+	for _, table := range datasetTables {
+		if err := loadParquet(ctx, st, table, dirs); err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+	}
+	if err := judgeOutcomes(ctx, st); err != nil {
+		closeAll()
+		return nil, nil, fmt.Errorf("dataset: outcomes: %w", err)
+	}
+	// The shards computed their baselines: the report reads them as they are.
+	if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_state_mark")); err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	return st, closeAll, nil
+}
+
+// loadParquet inserts the rows of table's files under every dir, the
+// table's own columns read by name (the Parquet files carry more).
+func loadParquet(ctx context.Context, st *store.Store, table string, dirs []string) error {
+	rows, err := st.Conn.QueryContext(ctx, `SELECT column_name FROM duckdb_columns() WHERE table_name = $1 AND schema_name = 'main' ORDER BY column_index`, table)
+	if err != nil {
+		return err
+	}
+	var cols []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			rows.Close()
+			return err
+		}
+		cols = append(cols, `"`+c+`"`)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var globs []string
+	for _, d := range dirs {
+		g := filepath.Join(d, table, "*", "*.parquet")
+		if m, _ := filepath.Glob(g); len(m) > 0 {
+			globs = append(globs, "'"+strings.ReplaceAll(g, "'", "''")+"'")
+		}
+	}
+	if len(globs) == 0 {
+		return nil
+	}
+	src := fmt.Sprintf("read_parquet([%s], hive_partitioning = true, union_by_name = true)", strings.Join(globs, ", "))
+	have := map[string]bool{}
+	desc, err := st.Conn.QueryContext(ctx, "SELECT column_name FROM (DESCRIBE SELECT * FROM "+src+")")
+	if err != nil {
+		return fmt.Errorf("dataset %s: %w", table, err)
+	}
+	for desc.Next() {
+		var c string
+		if err := desc.Scan(&c); err != nil {
+			desc.Close()
+			return err
+		}
+		have[`"`+c+`"`] = true
+	}
+	desc.Close()
+	// The files hold the columns notebooks read; those only the database
+	// keeps take their defaults.
+	cols = slices.DeleteFunc(cols, func(c string) bool { return !have[c] })
+	list := strings.Join(cols, ", ")
+	// Statement built here: its table, columns and file list are the
+	// query's text, not parameters DuckDB takes.
+	q := fmt.Sprintf(`INSERT INTO %s (%s) SELECT %s FROM %s`, table, list, list, src)
+	if _, err := st.Conn.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("dataset %s: %w", table, err)
+	}
+	if table != "requests" {
+		return nil
+	}
+	// The anchors that stated why their request gave up (see judgeOutcomes);
+	// a dataset written before outcome_stated has none.
+	stated := "SELECT trace_id, span_id, start_ns, end_ns, outcome_detail FROM requests WHERE false"
+	if have[`"outcome_stated"`] {
+		stated = "SELECT trace_id, span_id, start_ns, end_ns, outcome_detail FROM " + src + " WHERE outcome_stated"
+	}
+	_, err = st.Conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE dataset_stated AS "+stated)
+	return err
+}
+
+// judgeOutcomes judges the failed requests' outcome_detail again as one run
+// over the union does (rebuild_outcomes: the attempt cap seen and the
+// triggers retried are the union's, not a shard's). The anchors that stated
+// their own reason (outcome_stated) stand in as spans while it runs.
+func judgeOutcomes(ctx context.Context, st *store.Store) error {
+	if _, err := st.Conn.ExecContext(ctx, `INSERT INTO spans (trace_id, span_id, start_ns, end_ns, duration_ns, attributes, file_id)
+		SELECT trace_id, span_id, start_ns, end_ns, end_ns - start_ns, MAP {'retryscope.exhausted.reason': outcome_detail}, 0
+		FROM dataset_stated`); err != nil {
+		return err
+	}
+	if err := st.ExecScript(ctx, "rebuild_outcomes"); err != nil {
+		return err
+	}
+	_, err := st.Conn.ExecContext(ctx, `DELETE FROM spans`)
+	return err
+}

@@ -22,6 +22,7 @@ import (
 const Synopsis = `whatif [--db FILE] [--policy FILE]
        [--max-attempts N|app=N,sdk=M] [--retry-budget RATIO[,WINDOW,FLOOR]]
        [--per-task-budget N] [--deadline D] [--no-retry-on TRIGGER,...]
+       [--retry-quota TOKENS[,COST,TIMEOUT_COST,GAIN]]
        [--backoff [LAYER=]KIND,BASE,CAP] [--feedback] [--format table|json]
 
 Replay the recorded logical requests under another retry policy and print
@@ -33,6 +34,7 @@ const Examples = `
   retryscope whatif --max-attempts app=1,sdk=1
   retryscope whatif --max-attempts app=1,fallback=0
   retryscope whatif --retry-budget 0.1 --format json
+  retryscope whatif --retry-quota 500
   retryscope whatif --no-retry-on client_error
   retryscope whatif --max-attempts 1 --feedback
   retryscope whatif --deadline 5s --backoff full-jitter,200ms,8s
@@ -56,20 +58,21 @@ the figures.
 
 // Flags are the command line of a replay: the policy and the format.
 type Flags struct {
-	maxAttempts, budget, noRetryOn, format string
-	perTask, deadline, taskKey, policyFile string
-	backoff                                []string
-	seed                                   int64
-	feedback                               bool
-	policy                                 Policy
-	rebuild                                rebuild.Flags
-	fs                                     *pflag.FlagSet
+	maxAttempts, budget, quota, noRetryOn, format string
+	perTask, deadline, taskKey, policyFile        string
+	backoff                                       []string
+	seed                                          int64
+	feedback                                      bool
+	policy                                        Policy
+	rebuild                                       rebuild.Flags
+	fs                                            *pflag.FlagSet
 }
 
 // Register adds the flags to fs.
 func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.maxAttempts, "max-attempts", "", `attempts per call, the first included: N (the innermost loop), or per loop "sdk=N", "app=N,sdk=M"; app=N counts the app's tries before its fallback try, which stays unless fallback=0 (default: as recorded)`)
 	fs.StringVar(&f.budget, "retry-budget", "", "retries allowed per successful attempt: RATIO[,WINDOW,FLOOR], e.g. 0.1 or 0.1,10s,5 (default window 10s, floor 5; default: no budget)")
+	fs.StringVar(&f.quota, "retry-quota", "", "a retry quota per client service, as the AWS SDKs' standard retryer: TOKENS[,COST,TIMEOUT_COST,GAIN], e.g. 500 (a retry takes 5 tokens, 10 after a timeout; a successful retry gives them back, a first-attempt success adds 1; default: no quota)")
 	fs.StringVar(&f.noRetryOn, "no-retry-on", "", "triggers never retried, e.g. client_error,rate_limited (default: as recorded)")
 	fs.StringVar(&f.perTask, "per-task-budget", "", "retries each task may make in all, e.g. 3 (a task: a trace, or one --task-key value; default: no limit)")
 	fs.StringVar(&f.taskKey, "task-key", "", "anchor-span attribute naming the task a request belongs to, for --per-task-budget (default: its trace)")
@@ -87,7 +90,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 const maxPolicyFile = 64 << 10
 
 // policyKeys are the settings a policy file may hold: the policy's flags.
-var policyKeys = []string{"max-attempts", "retry-budget", "per-task-budget", "task-key", "deadline", "no-retry-on", "backoff", "feedback"}
+var policyKeys = []string{"max-attempts", "retry-budget", "retry-quota", "per-task-budget", "task-key", "deadline", "no-retry-on", "backoff", "feedback"}
 
 // readPolicyFile sets, from the policy file, every policy flag not given
 // on the command line.
@@ -162,6 +165,8 @@ func checkSetting(name, value string) (string, error) {
 		_, _, _, err = ParseMaxAttemptsFallback(value)
 	case "retry-budget":
 		_, err = ParseBudget(value)
+	case "retry-quota":
+		_, err = ParseQuota(value)
 	case "per-task-budget":
 		_, err = ParsePerTaskBudget(value)
 	case "deadline":
@@ -207,6 +212,11 @@ func (f *Flags) checkPolicy() error {
 	if f.budget != "" {
 		if f.policy.Budget, err = ParseBudget(f.budget); err != nil {
 			return fmt.Errorf("--retry-budget: %w", err)
+		}
+	}
+	if f.quota != "" {
+		if f.policy.Quota, err = ParseQuota(f.quota); err != nil {
+			return fmt.Errorf("--retry-quota: %w", err)
 		}
 	}
 	if f.noRetryOn != "" {

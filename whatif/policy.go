@@ -33,6 +33,12 @@ type Policy struct {
 	// Budget, when set, allows retries only up to Budget.Ratio per
 	// successful attempt in tumbling windows.
 	Budget *Budget
+	// Quota, when set, gives each client service a retry quota (a token
+	// bucket, as the AWS SDKs' standard retryer has): an SDK retry takes
+	// Cost tokens (TimeoutCost after a timeout) and is not made when too
+	// few are left; a retry that succeeds gives its tokens back, a first
+	// attempt that succeeds adds Gain, up to Tokens.
+	Quota *Quota
 	// PerTaskBudget, when above 0, allows each task (the requests of one
 	// trace, or of one --task-key value) that many retries in all.
 	PerTaskBudget int
@@ -102,6 +108,39 @@ func ParseBackoff(s string) (layer string, b *Backoff, err error) {
 		return "", nil, fmt.Errorf("backoff %q: the cap must be a duration of at least the base and at most %s, e.g. 8s", s, model.FormatDuration(MaxWait))
 	}
 	return layer, b, nil
+}
+
+// Quota is a client's retry quota (Policy.Quota).
+type Quota struct {
+	Tokens, Cost, TimeoutCost, Gain float64
+}
+
+// DefaultQuota is the AWS SDKs' standard retryer's: 500 tokens, 5 a
+// retry, 10 a retry after a timeout, 1 back for a success without one.
+var DefaultQuota = Quota{Tokens: 500, Cost: 5, TimeoutCost: 10, Gain: 1}
+
+// MaxQuotaTokens bounds --retry-quota's numbers.
+const MaxQuotaTokens = 1_000_000_000
+
+// ParseQuota reads --retry-quota TOKENS[,COST,TIMEOUT_COST,GAIN], e.g.
+// "500" (the other three as the AWS SDKs have them) or "100,5,10,1".
+func ParseQuota(s string) (*Quota, error) {
+	q := DefaultQuota
+	parts := strings.Split(s, ",")
+	if len(parts) != 1 && len(parts) != 4 {
+		return nil, fmt.Errorf("retry quota %q: want TOKENS or TOKENS,COST,TIMEOUT_COST,GAIN, e.g. 500 or 500,5,10,1", s)
+	}
+	fields := []*float64{&q.Tokens, &q.Cost, &q.TimeoutCost, &q.Gain}
+	names := []string{"TOKENS", "COST", "TIMEOUT_COST", "GAIN"}
+	for i, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		// The tokens and the costs are above 0; a quota may give nothing back.
+		if err != nil || !finite(v) || v < 0 || v > MaxQuotaTokens || i < 3 && v == 0 {
+			return nil, fmt.Errorf("retry quota %q: %s %q is not a number of tokens above 0 (GAIN: 0 or more) and at most %d", s, names[i], p, MaxQuotaTokens)
+		}
+		*fields[i] = v
+	}
+	return &q, nil
 }
 
 // ParsePerTaskBudget reads --per-task-budget N.
@@ -261,6 +300,9 @@ func (p Policy) String() string {
 	}
 	if p.Budget != nil {
 		parts = append(parts, fmt.Sprintf("--retry-budget %g,%s,%g", p.Budget.Ratio, p.Budget.Window, p.Budget.Floor))
+	}
+	if q := p.Quota; q != nil {
+		parts = append(parts, fmt.Sprintf("--retry-quota %g,%g,%g,%g", q.Tokens, q.Cost, q.TimeoutCost, q.Gain))
 	}
 	if len(p.NoRetryOn) > 0 {
 		parts = append(parts, "--no-retry-on "+strings.Join(p.NoRetryOn, ","))

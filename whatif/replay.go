@@ -63,6 +63,9 @@ type replayed struct {
 	// sleeps are the policy's latest waits in the innermost loop and in
 	// the loop around it, for a decorrelated backoff.
 	sleeps [2]float64
+	// quotaTaken is what the retry running took from its service's retry
+	// quota, given back if it succeeds; 0 when it took nothing.
+	quotaTaken float64
 }
 
 // replayer runs every request's attempts in time order, so that a retry
@@ -78,6 +81,8 @@ type replayer struct {
 	seq         uint64
 	// feedback, when set, makes recorded attempts answer the modeled load.
 	feedback *feedback
+	// quota holds each client service's retry tokens (Policy.Quota).
+	quota map[string]float64
 }
 
 // Replay reads the recorded requests of st and replays them under policy:
@@ -117,6 +122,9 @@ func runPass(reqs []*recRequest, policy Policy, opts Options, pl pools, fb *feed
 	r := &replayer{policy: policy, pools: pl, feedback: fb, taskRetries: map[string]int{}}
 	if policy.Budget != nil {
 		r.budget = &budgetState{Budget: *policy.Budget}
+	}
+	if policy.Quota != nil {
+		r.quota = map[string]float64{}
 	}
 	out := make([]*replayed, len(reqs))
 	for i, req := range reqs {
@@ -196,6 +204,9 @@ func (r *replayer) attemptEnded(s *replayed, nowNs int64) {
 	if r.budget != nil {
 		r.budget.observe(nowNs, last.ok)
 	}
+	if r.quota != nil {
+		r.settleQuota(s, last)
+	}
 	if last.ok || !r.policy.retries(last.trigger) {
 		r.finish(s)
 		return
@@ -223,11 +234,58 @@ func (r *replayer) admits(s *replayed, next modAttempt, nowNs int64) bool {
 	if n := r.policy.PerTaskBudget; n > 0 && r.taskRetries[s.req.task] >= n {
 		return false
 	}
+	cost := r.quotaCost(s, next)
+	if cost > 0 && r.quotaTokens(s) < cost {
+		return false
+	}
 	if r.budget != nil && !r.budget.allowRetry(nowNs) {
 		return false
 	}
+	if cost > 0 {
+		r.quota[s.req.seg.Service] -= cost
+		s.quotaTaken = cost
+	}
 	r.taskRetries[s.req.task]++
 	return true
+}
+
+// quotaTokens are the tokens left in the retry quota of s's client.
+func (r *replayer) quotaTokens(s *replayed) float64 {
+	t, ok := r.quota[s.req.seg.Service]
+	if !ok {
+		t = r.policy.Quota.Tokens
+		r.quota[s.req.seg.Service] = t
+	}
+	return t
+}
+
+// quotaCost is what retry next of s takes from its client's quota: only a
+// retry of the innermost loop (the SDK's, whose retryer holds the quota)
+// takes any, more after a timeout.
+func (r *replayer) quotaCost(s *replayed, next modAttempt) float64 {
+	if r.quota == nil || len(next.tries) == 0 || next.tries[len(next.tries)-1] <= 1 {
+		return 0
+	}
+	if s.kept[len(s.kept)-1].trigger == "timeout" {
+		return r.policy.Quota.TimeoutCost
+	}
+	return r.policy.Quota.Cost
+}
+
+// settleQuota settles s's attempt last with its client's quota: a retry
+// that succeeded gives back what it took, a first attempt that succeeded
+// adds Gain, up to the quota's tokens.
+func (r *replayer) settleQuota(s *replayed, last modAttempt) {
+	taken := s.quotaTaken
+	s.quotaTaken = 0
+	if !last.ok {
+		return
+	}
+	gain := taken
+	if taken == 0 {
+		gain = r.policy.Quota.Gain
+	}
+	r.quota[s.req.seg.Service] = min(r.policy.Quota.Tokens, r.quotaTokens(s)+gain)
 }
 
 // rewait is the policy's wait before the retry with these tries after

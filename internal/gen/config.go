@@ -191,7 +191,13 @@ type Policy struct {
 	NaiveShare float64
 	// Budget, when > 0, allows retries up to Budget per successful attempt in
 	// each 10 s window (at least 5 per window), shared by all clients.
-	Budget     float64
+	Budget float64
+	// Quota, when > 0, gives each client service a retry quota of that
+	// many tokens, as the AWS SDKs' standard retryer has (500 there): an
+	// SDK retry takes 5 tokens, 10 after a timeout, and is not made when
+	// too few are left; a retry that succeeds gives its tokens back, a
+	// first attempt that succeeds adds 1, up to the initial tokens.
+	Quota      int
 	HedgeDelay time.Duration // hedge shape: wait before the second attempt (default 120ms)
 	// NoRetry4xx, when set, stops every client, naive ones included, from
 	// retrying a client error (4xx); the rest of a naive client stays
@@ -330,6 +336,7 @@ const (
 	MaxServices     = 99
 	MaxAttempts     = 100
 	MaxBudget       = 1000
+	MaxQuota        = 1_000_000
 	MaxSplitWorkers = 1000
 	MaxBatchSpans   = 1_000_000
 	// MaxWait bounds every duration: backoffs, hedge delays, deadlines
@@ -422,6 +429,9 @@ func (c Config) normalized() (Config, error) {
 	}
 	if !isShare(p.NaiveShare) || !(p.Budget >= 0 && p.Budget <= MaxBudget) {
 		return c, fmt.Errorf("naive share must be from 0 to 1 and budget at least 0")
+	}
+	if p.Quota < 0 || p.Quota > MaxQuota {
+		return c, fmt.Errorf("retry quota must be from 0 to %d tokens", MaxQuota)
 	}
 	if p.Kind == PolicyNone {
 		p.MaxAttempts, p.AppTries = 1, 1

@@ -51,6 +51,9 @@ func Generate(cfg Config) (*Result, error) {
 	if cfg.Policy.Budget > 0 {
 		sim.budget = &retryBudget{ratio: cfg.Policy.Budget, window: int64(10 * time.Second), floor: 5}
 	}
+	if cfg.Policy.Quota > 0 {
+		sim.quota = retryQuotas{}
+	}
 	if cfg.FlightBucket > 0 {
 		sim.flight = newFlightCounter(int64(cfg.FlightBucket))
 	}

@@ -203,6 +203,7 @@ type simulation struct {
 	queue  eventQueue
 	seq    uint64
 	budget *retryBudget
+	quota  retryQuotas   // Policy.Quota, per client service
 	served servedWindows // Policy.DeadlineAdmit
 	// flight counts attempts in flight when Config.FlightBucket is set.
 	flight *flightCounter
@@ -309,6 +310,9 @@ func (s *simulation) endAttempt(r *simRequest, a *attempt, now int64) {
 	if s.budget != nil {
 		s.budget.observe(now, a.fault == faultNone)
 	}
+	if s.quota != nil {
+		s.quota.observe(r, a, float64(s.cfg.Policy.Quota))
+	}
 	if r.shape == ShapeHedge {
 		s.endHedged(r, a, now)
 		return
@@ -334,6 +338,10 @@ func (s *simulation) endAttempt(r *simRequest, a *attempt, now int64) {
 	}
 	if s.budget != nil && !s.budget.allowRetry(now) {
 		s.finish(r, a, false, "budget", now)
+		return
+	}
+	if s.quota != nil && layer == len(r.layers)-1 && !s.quota.take(r, a, float64(s.cfg.Policy.Quota)) {
+		s.finish(r, a, false, "quota", now)
 		return
 	}
 	s.scheduleRetry(r, a, layer, now)
@@ -509,6 +517,62 @@ func (b *retryBudget) allowRetry(now int64) bool {
 		return false
 	}
 	b.retries++
+	return true
+}
+
+// retryQuotas are the clients' retry quotas (Policy.Quota) by service:
+// the tokens left, and the tokens each request's pending retry took.
+type retryQuotas map[string]*retryQuota
+
+type retryQuota struct {
+	tokens float64
+	taken  map[*simRequest]float64
+}
+
+// The AWS SDKs' standard retryer's costs.
+const (
+	quotaRetryCost   = 5
+	quotaTimeoutCost = 10
+	quotaNoRetryGain = 1
+)
+
+func (q retryQuotas) of(r *simRequest, initial float64) *retryQuota {
+	b := q[r.service]
+	if b == nil {
+		b = &retryQuota{tokens: initial, taken: map[*simRequest]float64{}}
+		q[r.service] = b
+	}
+	return b
+}
+
+// observe settles attempt a of r: a success gives back what its retry
+// took, or, made without one, adds quotaNoRetryGain.
+func (q retryQuotas) observe(r *simRequest, a *attempt, initial float64) {
+	b := q.of(r, initial)
+	cost, retried := b.taken[r]
+	delete(b.taken, r)
+	if a.fault != faultNone {
+		return
+	}
+	if !retried {
+		cost = quotaNoRetryGain
+	}
+	b.tokens = min(initial, b.tokens+cost)
+}
+
+// take takes the tokens of a retry after a, or reports that too few are
+// left.
+func (q retryQuotas) take(r *simRequest, a *attempt, initial float64) bool {
+	b := q.of(r, initial)
+	cost := float64(quotaRetryCost)
+	if a.fault == faultTimeout {
+		cost = quotaTimeoutCost
+	}
+	if b.tokens < cost {
+		return false
+	}
+	b.tokens -= cost
+	b.taken[r] = cost
 	return true
 }
 

@@ -102,6 +102,9 @@ func TestEveryNumberFlagRefusesBadValues(t *testing.T) {
 				{"retry-quota", kindFloat, false, []string{"100,0,10,1", "100,5", "100,5,10,-1", "100,5,Inf,1"}},
 				{"backoff", kindDuration, true, []string{"fixed,-1s,8s", "fixed,1s,1000000d", "full-jitter,NaN,8s", "fixed,2s,1s"}},
 			})},
+		{"shard", func(dir string) []string { return []string{"-o", filepath.Join(dir, "shards"), sample} }, []flagCase{
+			{"shards", kindInt, false, []string{"1", "1025"}},
+		}},
 		{"gen", func(dir string) []string { return []string{"-o", filepath.Join(dir, "t.jsonl")} }, []flagCase{
 			{"requests", kindInt, false, []string{"10000001"}},
 			{"rate", kindFloat, false, []string{"0.0001"}},

@@ -39,6 +39,9 @@ type Policy struct {
 	// few are left; a retry that succeeds gives its tokens back, a first
 	// attempt that succeeds adds Gain, up to Tokens.
 	Quota *Quota
+	// NoProgress stops a loop's retries once two attempts of one call in a
+	// row failed the same way (the same trigger): no progress.
+	NoProgress bool
 	// PerTaskBudget, when above 0, allows each task (the requests of one
 	// trace, or of one --task-key value) that many retries in all.
 	PerTaskBudget int
@@ -303,6 +306,9 @@ func (p Policy) String() string {
 	}
 	if q := p.Quota; q != nil {
 		parts = append(parts, fmt.Sprintf("--retry-quota %g,%g,%g,%g", q.Tokens, q.Cost, q.TimeoutCost, q.Gain))
+	}
+	if p.NoProgress {
+		parts = append(parts, "--no-progress")
 	}
 	if len(p.NoRetryOn) > 0 {
 		parts = append(parts, "--no-retry-on "+strings.Join(p.NoRetryOn, ","))

@@ -234,6 +234,9 @@ func (r *replayer) admits(s *replayed, next modAttempt, nowNs int64) bool {
 	if n := r.policy.PerTaskBudget; n > 0 && r.taskRetries[s.req.task] >= n {
 		return false
 	}
+	if r.policy.NoProgress && s.repeatsFailure(next) {
+		return false
+	}
 	cost := r.quotaCost(s, next)
 	if cost > 0 && r.quotaTokens(s) < cost {
 		return false
@@ -247,6 +250,18 @@ func (r *replayer) admits(s *replayed, next modAttempt, nowNs int64) bool {
 	}
 	r.taskRetries[s.req.task]++
 	return true
+}
+
+// repeatsFailure: next retries the innermost loop of a call whose last two
+// attempts failed the same way (Policy.NoProgress).
+func (s *replayed) repeatsFailure(next modAttempt) bool {
+	n := len(next.tries)
+	if n == 0 || next.tries[n-1] <= 1 || len(s.kept) < 2 {
+		return false
+	}
+	a, b := s.kept[len(s.kept)-2], s.kept[len(s.kept)-1]
+	return len(a.tries) == n && len(b.tries) == n && slices.Equal(a.tries[:n-1], b.tries[:n-1]) &&
+		!a.ok && !b.ok && a.trigger == b.trigger
 }
 
 // quotaTokens are the tokens left in the retry quota of s's client.

@@ -197,7 +197,11 @@ type Policy struct {
 	// SDK retry takes 5 tokens, 10 after a timeout, and is not made when
 	// too few are left; a retry that succeeds gives its tokens back, a
 	// first attempt that succeeds adds 1, up to the initial tokens.
-	Quota      int
+	Quota int
+	// NoProgress stops an SDK call's retries once two attempts in a row
+	// failed the same way (the same trigger): a retry that meets what the
+	// last one met is taken for no progress.
+	NoProgress bool
 	HedgeDelay time.Duration // hedge shape: wait before the second attempt (default 120ms)
 	// NoRetry4xx, when set, stops every client, naive ones included, from
 	// retrying a client error (4xx); the rest of a naive client stays

@@ -36,6 +36,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 	naive := fs.Bool("naive", false, "make every client naive (same as --naive-share 1)")
 	fs.Var(flagval.NewFloat(&c.Policy.Budget, 0, 0, MaxBudget), "client-retry-budget", "the simulated clients' retries allowed per success in each 10 s window, at least 5 (0: no budget)")
 	fs.Var(flagval.NewInt(&c.Policy.Quota, 0, 0, MaxQuota), "client-retry-quota", "the simulated clients' retry quota per service, in tokens, as the AWS SDKs' standard retryer (500 there): a retry takes 5, 10 after a timeout; a successful retry gives them back, a first-attempt success adds 1 (0: no quota)")
+	fs.BoolVar(&c.Policy.NoProgress, "client-no-progress", false, "the simulated clients stop an SDK call's retries once two attempts in a row failed the same way")
 	fs.Var(flagval.NewDuration(&c.Policy.HedgeDelay, c.Policy.HedgeDelay, time.Millisecond, MaxWait), "hedge-delay", "hedge shape: wait before the second attempt")
 	fs.BoolVar(&c.Nested, "nested", false, "make every wrapped request an app loop around SDK calls (default: about 40%)")
 	fs.Var(flagval.NewFloat(&c.StreamShare, c.StreamShare, 0, 1), "stream-share", "share of LLM calls that stream")

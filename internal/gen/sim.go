@@ -340,6 +340,10 @@ func (s *simulation) endAttempt(r *simRequest, a *attempt, now int64) {
 		s.finish(r, a, false, "budget", now)
 		return
 	}
+	if s.cfg.Policy.NoProgress && layer == len(r.layers)-1 && repeatsFailure(r, a) {
+		s.finish(r, a, false, "no_progress", now)
+		return
+	}
 	if s.quota != nil && layer == len(r.layers)-1 && !s.quota.take(r, a, float64(s.cfg.Policy.Quota)) {
 		s.finish(r, a, false, "quota", now)
 		return
@@ -518,6 +522,21 @@ func (b *retryBudget) allowRetry(now int64) bool {
 	}
 	b.retries++
 	return true
+}
+
+// repeatsFailure: the attempt of r's call before a failed the same way as
+// a (Policy.NoProgress).
+func repeatsFailure(r *simRequest, a *attempt) bool {
+	for i, b := range r.attempts {
+		if b != a || i == 0 {
+			continue
+		}
+		prev := r.attempts[i-1]
+		n := len(a.try)
+		return len(prev.try) == n && slices.Equal(prev.try[:n-1], a.try[:n-1]) &&
+			prev.fault != faultNone && prev.fault.trigger() == a.fault.trigger()
+	}
+	return false
 }
 
 // retryQuotas are the clients' retry quotas (Policy.Quota) by service:

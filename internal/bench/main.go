@@ -17,7 +17,10 @@
 //
 // Dumps are written once by `retryscope gen` into --dir and reused; a dump
 // of more than a million spans is written as parts of a million, each
-// zstd-compressed with --zstd.
+// zstd-compressed with --zstd. The dumps carry real OpenTelemetry SDKs'
+// attribute load (gen --sdk-attributes: 14 attributes per resource, 7.8 per
+// span, 40 spans per resource); --thin writes the old dump (service.name
+// alone on resources, 5.1 per span) as a second case.
 package main
 
 import (
@@ -62,6 +65,7 @@ type config struct {
 	out     string
 	seed    int64
 	zstd    bool
+	thin    bool
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -74,13 +78,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	out := fs.String("out", "", "also write the results to this file (default DIR/results.txt)")
 	seed := fs.Int64("seed", 11, "seed of the generated dumps")
 	zstd := fs.Bool("zstd", false, "zstd-compress each part of the dumps (DumpName.zst)")
+	thin := fs.Bool("thin", false, "the thin dump (resources with service.name alone, 5.1 attributes per span) instead of real SDKs' attribute load")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	cfg := config{formats: split(*formats), steps: split(*steps), dir: *dir, out: *out, seed: *seed, zstd: *zstd}
+	cfg := config{formats: split(*formats), steps: split(*steps), dir: *dir, out: *out, seed: *seed, zstd: *zstd, thin: *thin}
 	for _, s := range split(*spans) {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1000 {
@@ -190,6 +195,9 @@ const partSpans = 1_000_000
 // million, each from its own seed and its own stretch of time.
 func dump(ctx context.Context, bin string, cfg config, format string, n int, stderr io.Writer) (dumpFiles, error) {
 	name := fmt.Sprintf("%s-%d", format, n)
+	if cfg.thin {
+		name += "-thin"
+	}
 	if cfg.zstd {
 		name += "-zstd"
 	}
@@ -217,9 +225,13 @@ func dump(ctx context.Context, bin string, cfg config, format string, n int, std
 		fmt.Fprintf(stderr, "bench: generating %s (%d requests)\n", final, requests)
 		// 20 requests a second: a part is about four hours of traffic.
 		partStart := start.Add(time.Duration(p) * time.Duration(float64(requests)/20*1.6*float64(time.Second)))
-		cmd := exec.CommandContext(ctx, bin, "gen", "--seed", strconv.FormatInt(cfg.seed+int64(p), 10),
+		args := []string{"gen", "--seed", strconv.FormatInt(cfg.seed+int64(p), 10),
 			"--requests", strconv.Itoa(requests), "--format", format, "--start", partStart.Format(time.RFC3339),
-			"-o", path, "--truth", path+".truth.json")
+			"-o", path, "--truth", path + ".truth.json"}
+		if !cfg.thin {
+			args = append(args, "--sdk-attributes")
+		}
+		cmd := exec.CommandContext(ctx, bin, args...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			return d, fmt.Errorf("gen: %v\n%s", err, out)

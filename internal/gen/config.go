@@ -274,6 +274,14 @@ type Config struct {
 	// interleave and their attempts, each a trace of its own, are linked
 	// by nothing but time. Config.Rate stays the overall rate.
 	SplitWorkers int
+	// SDKAttributes gives the spans the attribute load of real
+	// OpenTelemetry SDKs, which the speed checks are judged on: every
+	// resource the attributes an SDK and its detectors add (service.version,
+	// service.instance.id, telemetry.sdk.*, host.*, os.type, process.*,
+	// k8s.*: 13 beside service.name), every HTTP span the protocol, user
+	// agent and body sizes (client) or peer (server) its instrumentation
+	// records; without it a resource carries service.name alone.
+	SDKAttributes bool
 	// FlightBucket, when > 0, has the simulation count client attempts in
 	// flight as it runs them and record in the truth (flight) the peak and,
 	// per bucket of this width, the offered load λ·S with and without

@@ -26,7 +26,7 @@
 //
 // # Conventions common to all shapes
 //
-// Resources carry only service.name. Trace ids are 16 random bytes, span ids
+// Resources carry only service.name, or with Config.SDKAttributes also the 13 attributes a real SDK adds (service.version, service.instance.id, telemetry.sdk.*, host.*, os.type, process.*, k8s.*). Trace ids are 16 random bytes, span ids
 // 8, never zero. Times are Config.Start (default 2026-11-29T00:00:00Z) plus
 // simulated nanoseconds. Spans are exported in order of their end time, in
 // batches of about Config.BatchSpans, grouped by service and then scope, so

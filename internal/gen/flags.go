@@ -38,6 +38,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 	fs.Var(flagval.NewInt(&c.Policy.Quota, 0, 0, MaxQuota), "client-retry-quota", "the simulated clients' retry quota per service, in tokens, as the AWS SDKs' standard retryer (500 there): a retry takes 5, 10 after a timeout; a successful retry gives them back, a first-attempt success adds 1 (0: no quota)")
 	fs.BoolVar(&c.Policy.NoProgress, "client-no-progress", false, "the simulated clients stop an SDK call's retries once two attempts in a row failed the same way")
 	fs.Var(flagval.NewDuration(&c.Policy.HedgeDelay, c.Policy.HedgeDelay, time.Millisecond, MaxWait), "hedge-delay", "hedge shape: wait before the second attempt")
+	fs.BoolVar(&c.SDKAttributes, "sdk-attributes", false, "the attribute load of real OpenTelemetry SDKs: 13 resource attributes beside service.name (telemetry.sdk.*, host.*, process.*, k8s.*...) and the protocol, user agent, body sizes or peer on HTTP spans")
 	fs.BoolVar(&c.Nested, "nested", false, "make every wrapped request an app loop around SDK calls (default: about 40%)")
 	fs.Var(flagval.NewFloat(&c.StreamShare, c.StreamShare, 0, 1), "stream-share", "share of LLM calls that stream")
 	stream := fs.Bool("stream", false, "make every LLM call stream (--stream=false: none)")

@@ -85,5 +85,5 @@ func Generate(cfg Config) (*Result, error) {
 	if sim.flight != nil {
 		truth.Flight = sim.flight.flight()
 	}
-	return &Result{Traces: toBatches(e.spans, cfg.Start, cfg.BatchSpans), Truth: truth}, nil
+	return &Result{Traces: toBatches(e.spans, cfg.Start, cfg.BatchSpans, cfg.SDKAttributes), Truth: truth}, nil
 }

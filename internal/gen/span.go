@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"time"
 
@@ -54,7 +55,7 @@ func (s *span) key() string { return fmt.Sprintf("%x:%x", s.trace, s.id) }
 
 // toBatches orders spans the way exporters emit them (by end time) and packs
 // them into Traces of about batchSize spans, grouped by service and scope.
-func toBatches(spans []*span, start time.Time, batchSize int) []ptrace.Traces {
+func toBatches(spans []*span, start time.Time, batchSize int, sdkAttributes bool) []ptrace.Traces {
 	ordered := slices.Clone(spans)
 	slices.SortStableFunc(ordered, func(a, b *span) int {
 		if a.end != b.end {
@@ -68,13 +69,13 @@ func toBatches(spans []*span, start time.Time, batchSize int) []ptrace.Traces {
 	var batches []ptrace.Traces
 	for len(ordered) > 0 {
 		n := min(batchSize, len(ordered))
-		batches = append(batches, toTraces(ordered[:n], start))
+		batches = append(batches, toTraces(ordered[:n], start, sdkAttributes))
 		ordered = ordered[n:]
 	}
 	return batches
 }
 
-func toTraces(spans []*span, start time.Time) ptrace.Traces {
+func toTraces(spans []*span, start time.Time, sdkAttributes bool) ptrace.Traces {
 	td := ptrace.NewTraces()
 	type group struct{ service, scope string }
 	resources := map[string]ptrace.ResourceSpans{}
@@ -85,6 +86,9 @@ func toTraces(spans []*span, start time.Time) ptrace.Traces {
 		if !ok {
 			rs = td.ResourceSpans().AppendEmpty()
 			rs.Resource().Attributes().PutStr("service.name", s.service)
+			if sdkAttributes {
+				putSDKResource(rs.Resource().Attributes(), s.service)
+			}
 			resources[s.service] = rs
 		}
 		g := group{s.service, s.scope}
@@ -95,9 +99,37 @@ func toTraces(spans []*span, start time.Time) ptrace.Traces {
 			out = ss.Spans()
 			scopes[g] = out
 		}
-		s.fill(out.AppendEmpty(), base)
+		sp := out.AppendEmpty()
+		s.fill(sp, base)
+		if sdkAttributes {
+			putSDKSpanAttributes(sp)
+		}
 	}
 	return td
+}
+
+// putSDKSpanAttributes adds to an HTTP span what real HTTP
+// instrumentations record beside the attributes the rebuild reads
+// (Config.SDKAttributes): the protocol, the user agent and, on a client
+// span, the body sizes, on a server span the peer. The values follow from
+// the span id: no draw of the simulation moves.
+func putSDKSpanAttributes(sp ptrace.Span) {
+	attrs := sp.Attributes()
+	if _, ok := attrs.Get("http.request.method"); !ok {
+		return
+	}
+	id := sp.SpanID()
+	n := int64(id[0])<<8 | int64(id[1])
+	attrs.PutStr("network.protocol.version", "1.1")
+	attrs.PutStr("user_agent.original", "Go-http-client/1.1")
+	switch sp.Kind() {
+	case ptrace.SpanKindClient:
+		attrs.PutInt("http.request.body.size", 200+n%1800)
+		attrs.PutInt("http.response.body.size", 400+n%6000)
+	case ptrace.SpanKindServer:
+		attrs.PutStr("client.address", fmt.Sprintf("10.0.%d.%d", id[2], id[3]))
+		attrs.PutInt("network.peer.port", 32768+n%28000)
+	}
 }
 
 func (s *span) fill(out ptrace.Span, base int64) {
@@ -143,4 +175,27 @@ func putAttrs(m pcommon.Map, attrs []attr) {
 			panic(fmt.Sprintf("gen: attribute %s has unsupported type %T", a.key, a.value))
 		}
 	}
+}
+
+// putSDKResource adds what an OpenTelemetry SDK and its resource detectors
+// put on every resource besides service.name (Config.SDKAttributes): the
+// SDK, the host, the process and the pod, 13 attributes, each service's
+// values its own.
+func putSDKResource(m pcommon.Map, service string) {
+	h := fnv.New64a()
+	h.Write([]byte(service))
+	id := h.Sum64()
+	m.PutStr("service.version", fmt.Sprintf("1.%d.%d", id%20, id%7))
+	m.PutStr("service.instance.id", fmt.Sprintf("%016x-%04x", id, id%65536))
+	m.PutStr("service.namespace", "production")
+	m.PutStr("telemetry.sdk.name", "opentelemetry")
+	m.PutStr("telemetry.sdk.language", "go")
+	m.PutStr("telemetry.sdk.version", "1.38.0")
+	m.PutStr("host.name", fmt.Sprintf("ip-10-0-%d-%d.ec2.internal", id%256, id/256%256))
+	m.PutStr("host.arch", "amd64")
+	m.PutStr("os.type", "linux")
+	m.PutInt("process.pid", int64(1+id%32768))
+	m.PutStr("process.runtime.name", "go")
+	m.PutStr("k8s.namespace.name", "prod")
+	m.PutStr("k8s.pod.name", fmt.Sprintf("%s-%x-%x", service, id%0xfffff, id/7%0xfffff))
 }

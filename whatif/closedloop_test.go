@@ -1,11 +1,16 @@
 package whatif
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/testkit/workload"
+	"github.com/retryscope/retryscope/model"
 )
 
 func containsText(lines []string, text string) bool {
@@ -135,5 +140,21 @@ func TestClosedLoopReplay(t *testing.T) {
 	res := replay(reqs, Policy{Inner: 1}, Options{Seed: 1})
 	if !containsText(res.Assumptions, "closed loop of 8 workers") {
 		t.Errorf("assumptions do not name the closed loop: %q", res.Assumptions)
+	}
+}
+
+// TestGenIsOpenLoop: gen's workloads arrive as a Poisson process, and
+// none of their segments is taken for a closed loop, so their replays
+// keep the recorded starts.
+func TestGenIsOpenLoop(t *testing.T) {
+	for name, cfg := range map[string]gen.Config{"calm": calm(func(*gen.Policy) {}), "nested": nested(func(*gen.Policy) {}), "storm": storm(func(*gen.Policy) {})} {
+		st, _ := workload.Rebuilt(t, cfg)
+		reqs, err := load(context.Background(), st, "", model.Window{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l := closedLoops(reqs); len(l.workers) > 0 {
+			t.Errorf("%s: closed loops %v", name, l.workers)
+		}
 	}
 }

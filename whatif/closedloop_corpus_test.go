@@ -8,7 +8,8 @@ import (
 // loop, and its re-runs with the SDK cap or the app loop cut finished
 // sooner, so their later requests started earlier, more of them inside
 // the primary route's brownout. The base is detected as a closed loop of
-// 64 workers; replayed as one under each policy, with and without
+// 64 workers, which with nothing changed replays as recorded; replayed as
+// one under each policy, with and without
 // feedback, amplification is within 10% of the re-run's and closer than
 // the replay that keeps the recorded starts. The final failure rate and
 // p99 are logged (see docs/whatif.md for what they reach).
@@ -17,6 +18,10 @@ func TestClosedLoopCorpus(t *testing.T) {
 	pl := newPools(base)
 	if got := pl.loops.workers[base[0].seg]; got != 64 {
 		t.Fatalf("openai-node-storm-b: %d workers detected, want 64", got)
+	}
+	id := replay(base, Policy{}, Options{Seed: 1}).Overall
+	if id.Modeled.Attempts != id.Recorded.Attempts || id.Modeled.FinalFailureRate != id.Recorded.FinalFailureRate || deref(id.Modeled.P99) != deref(id.Recorded.P99) {
+		t.Errorf("nothing changed: modeled %+v, recorded %+v", id.Modeled, id.Recorded)
 	}
 	for _, c := range []struct {
 		rerun  string

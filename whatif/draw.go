@@ -34,6 +34,11 @@ type pools struct {
 	// served are the durations of the served attempts by segment and
 	// route (sorted), and by route alone under an empty segment.
 	served map[Segment]map[string][]float64
+	// firsts are each segment's first attempts (but bad requests'), in
+	// start order, to draw a moved closed-loop request's first attempt.
+	firsts map[Segment][]recAttempt
+	// loops are the segments whose client is a closed loop.
+	loops loops
 }
 
 // medianMs is the median duration of the segment's served attempts on
@@ -57,16 +62,25 @@ const nearWindow = 20
 // nearInTime draws one of the nearWindow attempts of pool (in start order)
 // that started nearest to atNs.
 func nearInTime(pool []recAttempt, atNs int64, rng *rand.Rand) recAttempt {
-	i, _ := slices.BinarySearchFunc(pool, atNs, func(a recAttempt, t int64) int { return cmp.Compare(a.atNs, t) })
-	lo := max(0, min(i-nearWindow/2, len(pool)-nearWindow))
-	hi := min(len(pool), lo+nearWindow)
+	lo, hi := nearRange(pool, atNs)
 	return pool[lo+rng.IntN(hi-lo)]
+}
+
+// nearRange is the range of the nearWindow attempts of pool (in start
+// order) that started nearest to atNs.
+func nearRange(pool []recAttempt, atNs int64) (lo, hi int) {
+	i, _ := slices.BinarySearchFunc(pool, atNs, func(a recAttempt, t int64) int { return cmp.Compare(a.atNs, t) })
+	lo = max(0, min(i-nearWindow/2, len(pool)-nearWindow))
+	return lo, min(len(pool), lo+nearWindow)
 }
 
 func newPools(reqs []*recRequest) pools {
 	p := pools{attempts: map[poolKey][]recAttempt{}, caps: map[Segment]map[int][]int{}, served: map[Segment]map[string][]float64{},
-		fallbacks: map[Segment]map[int]int{}}
+		fallbacks: map[Segment]map[int]int{}, firsts: map[Segment][]recAttempt{}, loops: closedLoops(reqs)}
 	for _, r := range reqs {
+		if a := r.attempts[0]; a.trigger != "client_error" {
+			p.firsts[r.seg] = append(p.firsts[r.seg], a)
+		}
 		if n := r.fallbackTry(); n > 0 {
 			if p.fallbacks[r.seg] == nil {
 				p.fallbacks[r.seg] = map[int]int{}
@@ -95,6 +109,9 @@ func newPools(reqs []*recRequest) pools {
 				p.attempts[k] = append(p.attempts[k], a)
 			}
 		}
+	}
+	for _, pool := range p.firsts {
+		slices.SortStableFunc(pool, func(a, b recAttempt) int { return cmp.Compare(a.atNs, b.atNs) })
 	}
 	for _, pool := range p.attempts {
 		slices.SortStableFunc(pool, func(a, b recAttempt) int { return cmp.Compare(a.atNs, b.atNs) })
@@ -157,7 +174,7 @@ func (r *replayer) draw(s *replayed, last modAttempt, cut cutKind) (modAttempt, 
 	if len(pool) == 0 {
 		return modAttempt{}, false
 	}
-	pick := nearInTime(pool, s.req.startNs+int64(last.endMs*1e6), s.rng)
+	pick := nearInTime(pool, s.startNs+int64(last.endMs*1e6), s.rng)
 	start := last.endMs + r.rewait(s, tries, last, max(0, pick.gapMs))
 	return r.drawn(s, last, pick, tries, start, fallback), true
 }
@@ -199,7 +216,7 @@ func (r *replayer) fallbackAttempt(s *replayed, last modAttempt) (modAttempt, bo
 	if len(pool) == 0 {
 		return modAttempt{}, false
 	}
-	pick := nearInTime(pool, s.req.startNs+int64(last.endMs*1e6), s.rng)
+	pick := nearInTime(pool, s.startNs+int64(last.endMs*1e6), s.rng)
 	return r.drawn(s, last, pick, tries, last.endMs+max(0, pick.gapMs), true), true
 }
 
@@ -296,4 +313,27 @@ func (r *replayer) spareAt(s *replayed, o int, tries []int, start float64) modAt
 	m.recEndMs = m.endMs
 	s.changed, s.drawn = true, true
 	return m
+}
+
+// firstAttempt is s's first attempt at its modeled start. A request that
+// starts where it was recorded, or near enough that its recorded first
+// attempt is among the nearWindow of the segment's first attempts nearest
+// to its new moment (any draw there could have been its own), keeps its
+// recorded attempts. One that moved further, a closed-loop request after
+// its worker's modeled requests, meets the conditions of its new moment:
+// its first attempt is drawn from the segment's first attempts nearest to
+// it and the rest of the request is drawn after it. A bad request
+// (client_error) keeps its recorded attempts: it fails again.
+func (r *replayer) firstAttempt(s *replayed) modAttempt {
+	a := s.req.attempts[0]
+	pool := r.pools.firsts[s.req.seg]
+	at := s.startNs + int64(a.startMs*1e6)
+	if s.startNs == s.req.startNs || a.trigger == "client_error" || len(pool) == 0 {
+		return r.recorded(s, 0)
+	}
+	if lo, hi := nearRange(pool, at); a.atNs >= pool[lo].atNs && a.atNs <= pool[hi-1].atNs {
+		return r.recorded(s, 0)
+	}
+	s.moved = true
+	return r.drawn(s, modAttempt{}, nearInTime(pool, at, s.rng), a.tries, a.startMs, false)
 }

@@ -50,7 +50,9 @@ func usingFallback(reps []*replayed) int {
 // made the fallback. Replayed under --max-attempts app=1, the final
 // failure rate is within 10% (or 0.01) of the re-run's. Amplification is
 // logged: the replay keeps the recorded outcomes, while the re-run's load
-// and timing differ.
+// and timing differ. The replay keeps the recorded starts (OpenLoop): the
+// fallback layer is under test here; the closed loop, which moves
+// requests in time, is TestClosedLoopCorpus's.
 func TestFallbackCorpus(t *testing.T) {
 	base, rerun := corpusRequests(t, "openai-node-storm-b"), corpusRequests(t, "openai-node-storm-b-app1")
 	pl := newPools(base)
@@ -58,8 +60,8 @@ func TestFallbackCorpus(t *testing.T) {
 		t.Fatalf("%d requests; fallback try %d, recorded primary cap %d; want the fallback as app try 4 after 3",
 			len(base), pl.fallbackTry(base[0].seg), pl.recordedCaps(base[0].seg, 2)[0])
 	}
-	pred := replay(base, Policy{App: 1}, Options{Seed: 1}).Overall.Modeled
-	want := replay(rerun, Policy{}, Options{Seed: 1}).Overall.Recorded
+	pred := replay(base, Policy{App: 1}, Options{Seed: 1, OpenLoop: true}).Overall.Modeled
+	want := replay(rerun, Policy{}, Options{Seed: 1, OpenLoop: true}).Overall.Recorded
 	t.Logf("app=1: amplification %.4f vs the re-run's %.4f, final failure %.4f vs %.4f", pred.Amplification, want.Amplification,
 		pred.FinalFailureRate, want.FinalFailureRate)
 	if !near(pred.FinalFailureRate, want.FinalFailureRate, 0.10, 0.01) {
@@ -71,8 +73,8 @@ func TestFallbackCorpus(t *testing.T) {
 			rerunFallback++
 		}
 	}
-	t.Logf("app=1: %d requests made the fallback try, the re-run's %d", usingFallback(runPass(base, Policy{App: 1}, Options{Seed: 1}, pl, nil)), rerunFallback)
-	if got := usingFallback(runPass(base, Policy{App: 1, NoFallback: true}, Options{Seed: 1}, pl, nil)); got != 0 {
+	t.Logf("app=1: %d requests made the fallback try, the re-run's %d", usingFallback(runPass(base, Policy{App: 1}, Options{Seed: 1, OpenLoop: true}, pl, nil)), rerunFallback)
+	if got := usingFallback(runPass(base, Policy{App: 1, NoFallback: true}, Options{Seed: 1, OpenLoop: true}, pl, nil)); got != 0 {
 		t.Errorf("app=1,fallback=0: %d requests made the fallback try", got)
 	}
 }

@@ -322,7 +322,7 @@ func modeledLoads(reps []*replayed) map[[2]int]float64 {
 				key = [2]int{i, drawn}
 				drawn--
 			}
-			ivs = append(ivs, interval{key, m.route, s.req.startNs + int64(m.startMs*1e6), s.req.startNs + int64((m.endMs+m.hiddenMs)*1e6)})
+			ivs = append(ivs, interval{key, m.route, s.startNs + int64(m.startMs*1e6), s.startNs + int64((m.endMs+m.hiddenMs)*1e6)})
 		}
 	}
 	return inFlight(ivs)

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/retryscope/retryscope/model"
@@ -117,7 +118,7 @@ func figures(outs []outcome, spanMs float64) Figures {
 
 // measure compares the recorded requests with their replay, overall and
 // per segment.
-func measure(reqs []*recRequest, reps []*replayed, policy Policy, withFeedback bool) *Result {
+func measure(reqs []*recRequest, reps []*replayed, policy Policy, withFeedback bool, l loops) *Result {
 	res := &Result{Policy: policy.String(), Model: "replay without feedback", Label: "modeled", Segments: []Row{},
 		Assumptions: assumptions()}
 	if withFeedback {
@@ -128,6 +129,7 @@ func measure(reqs []*recRequest, reps []*replayed, policy Policy, withFeedback b
 	if slices.ContainsFunc(reqs, func(r *recRequest) bool { return r.fallbackTry() > 0 }) {
 		res.Assumptions = append(res.Assumptions, fallbackAssumption)
 	}
+	res.Assumptions = append(res.Assumptions, closedLoopAssumptions(l)...)
 	if len(reqs) == 0 {
 		return res
 	}
@@ -169,4 +171,22 @@ func assumptions() []string {
 		"an attempt no recorded moment covers (beyond the recorded cap, or an outer retry after a cut inner loop on another route) is drawn from the segment's recorded attempts with the same tries that followed the same trigger, among the 20 nearest in time (faults come in incidents), with its outcome, duration, wait and tokens; a client error fails again, and whether the caller accepts a served answer follows the request's own record",
 		"a retry budget counts successful attempts and retries of all clients together, in tumbling windows",
 	}
+}
+
+// closedLoopAssumptions say which segments were replayed as closed loops,
+// one line each, in segment order; none for open-loop data.
+func closedLoopAssumptions(l loops) []string {
+	segs := make([]Segment, 0, len(l.workers))
+	for seg := range l.workers {
+		segs = append(segs, seg)
+	}
+	slices.SortFunc(segs, func(a, b Segment) int {
+		return cmp.Or(cmp.Compare(a.Service, b.Service), cmp.Compare(a.Operation, b.Operation), cmp.Compare(a.Route, b.Route))
+	})
+	var out []string
+	for _, seg := range segs {
+		out = append(out, fmt.Sprintf("%s / %s / %s is replayed as a closed loop of %d workers (nearly every request started within %d ms of another's end): a request starts its recorded think time after the modeled end of its worker's previous one, not at its recorded time; one moved so far that its recorded first attempt is not among the segment's %d nearest its new moment meets that moment: its attempts are drawn from the segment's recorded ones with the same tries near it (a client error fails again)",
+			seg.Service, seg.Operation, seg.Route, l.workers[seg], maxThinkMs, nearWindow))
+	}
+	return out
 }

@@ -26,6 +26,9 @@ type Options struct {
 	TaskKey string
 	// Window bounds the requests replayed by start time (zero: all).
 	Window model.Window
+	// OpenLoop keeps every request's recorded start even where its
+	// segment's client is a closed loop of workers.
+	OpenLoop bool
 }
 
 // modAttempt is one attempt of the modeled request; times are ms after the
@@ -48,6 +51,11 @@ type modAttempt struct {
 type replayed struct {
 	idx     int // in the recorded requests
 	req     *recRequest
+	startNs int64 // its modeled start: recorded, or after its worker's last request (closed loop)
+	// moved marks a request of a closed loop whose modeled start left the
+	// neighbourhood of its recorded one: its attempts are drawn near its
+	// new moment.
+	moved   bool
 	next    int // the recorded attempt to consider next
 	kept    []modAttempt
 	shift   float64 // ms the kept attempts moved earlier than recorded
@@ -83,6 +91,10 @@ type replayer struct {
 	feedback *feedback
 	// quota holds each client service's retry tokens (Policy.Quota).
 	quota map[string]float64
+	// reps are the requests of the pass, for a closed-loop worker's next.
+	reps []*replayed
+	// loops are the closed-loop segments replayed as such.
+	loops loops
 }
 
 // Replay reads the recorded requests of st and replays them under policy:
@@ -113,7 +125,11 @@ func replay(reqs []*recRequest, policy Policy, opts Options) *Result {
 			out = runPass(reqs, policy, opts, pl, fb)
 		}
 	}
-	return measure(reqs, out, policy, fb != nil)
+	l := pl.loops
+	if opts.OpenLoop {
+		l = loops{}
+	}
+	return measure(reqs, out, policy, fb != nil, l)
 }
 
 // runPass replays every request once; with fb, each recorded attempt's
@@ -127,17 +143,38 @@ func runPass(reqs []*recRequest, policy Policy, opts Options, pl pools, fb *feed
 		r.quota = map[string]float64{}
 	}
 	out := make([]*replayed, len(reqs))
+	r.reps = out
+	if !opts.OpenLoop {
+		r.loops = pl.loops
+	}
 	for i, req := range reqs {
-		s := &replayed{idx: i, req: req, rng: requestRNG(opts.Seed, req.id), next: 1}
-		out[i] = s
-		s.kept = []modAttempt{r.recorded(s, 0)}
-		r.push(s)
+		out[i] = &replayed{idx: i, req: req, startNs: req.startNs, rng: requestRNG(opts.Seed, req.id), next: 1}
+	}
+	for i, s := range out {
+		if r.loops.pred == nil || r.loops.pred[i] < 0 {
+			// (A closed-loop worker's later requests start when the one
+			// before ends.)
+			r.start(s)
+		}
 	}
 	for r.queue.Len() > 0 {
 		e := heap.Pop(&r.queue).(endEvent)
+		if e.start {
+			e.s.startNs = e.atNs
+			r.start(e.s)
+			continue
+		}
 		r.attemptEnded(e.s, e.atNs)
 	}
 	return out
+}
+
+// start makes s's first attempt at its modeled start: the recorded one,
+// unless s is a closed-loop request the policy moved out of its recorded
+// neighbourhood (see firstAttempt).
+func (r *replayer) start(s *replayed) {
+	s.kept = []modAttempt{r.firstAttempt(s)}
+	r.push(s)
 }
 
 // recorded is recorded attempt i of s as the policy makes it: moved
@@ -194,7 +231,7 @@ func (r *replayer) push(s *replayed) {
 		last.ok, last.trigger, last.tokens, last.retryAfterMs = false, "timeout", 0, 0
 		s.changed = true
 	}
-	heap.Push(&r.queue, endEvent{atNs: s.req.startNs + int64(last.endMs*1e6), seq: r.seq, s: s})
+	heap.Push(&r.queue, endEvent{atNs: s.startNs + int64(last.endMs*1e6), seq: r.seq, s: s})
 }
 
 // attemptEnded decides, when s's last attempt has ended, whether the
@@ -399,6 +436,20 @@ const (
 // changed nothing, else with its last attempt's outcome and its recorded
 // closing time (after the final attempt) added to that attempt's end.
 func (r *replayer) finish(s *replayed) {
+	r.close(s)
+	if l := r.loops; l.succ != nil {
+		if n := l.succ[s.idx]; n >= 0 {
+			// The worker's next request starts its recorded think time
+			// after this one's modeled end.
+			r.seq++
+			at := s.startNs + int64(s.latencyMs*1e6) + int64(l.thinkMs[n]*1e6)
+			heap.Push(&r.queue, endEvent{atNs: at, seq: r.seq, s: r.reps[n], start: true})
+		}
+	}
+}
+
+// close sets s's outcome and latency.
+func (r *replayer) close(s *replayed) {
 	req := s.req
 	if last := s.kept[len(s.kept)-1]; last.ok && !s.drawn {
 		// Attempts already running when the answer came (hedges) still
@@ -436,11 +487,13 @@ func (r *replayer) finish(s *replayed) {
 	}
 }
 
-// endEvent is the end of a request's latest attempt.
+// endEvent is the end of a request's latest attempt, or, with start, the
+// start of a closed-loop worker's next request.
 type endEvent struct {
-	atNs int64
-	seq  uint64
-	s    *replayed
+	atNs  int64
+	seq   uint64
+	s     *replayed
+	start bool
 }
 
 type endQueue []endEvent

@@ -233,10 +233,7 @@ func eachSpan(td ptrace.Traces, fn func(service string, sp ptrace.Span)) {
 	rss := td.ResourceSpans()
 	for i := range rss.Len() {
 		rs := rss.At(i)
-		service := ""
-		if v, ok := rs.Resource().Attributes().Get("service.name"); ok {
-			service = v.AsString()
-		}
+		service := serviceName(rs)
 		sss := rs.ScopeSpans()
 		for j := range sss.Len() {
 			spans := sss.At(j).Spans()
@@ -245,6 +242,14 @@ func eachSpan(td ptrace.Traces, fn func(service string, sp ptrace.Span)) {
 			}
 		}
 	}
+}
+
+// serviceName is the service.name of rs's resource, "" without one.
+func serviceName(rs ptrace.ResourceSpans) string {
+	if v, ok := rs.Resource().Attributes().Get("service.name"); ok {
+		return v.AsString()
+	}
+	return ""
 }
 
 // split copies td's spans into n parts by shardOf, each span under a copy
@@ -257,10 +262,7 @@ func split(td ptrace.Traces, n int, shardOf func(string, ptrace.Span) int) []ptr
 	rss := td.ResourceSpans()
 	for i := range rss.Len() {
 		rs := rss.At(i)
-		service := ""
-		if v, ok := rs.Resource().Attributes().Get("service.name"); ok {
-			service = v.AsString()
-		}
+		service := serviceName(rs)
 		outRS := make([]ptrace.ResourceSpans, n)
 		have := make([]bool, n)
 		sss := rs.ScopeSpans()

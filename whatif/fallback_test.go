@@ -214,24 +214,29 @@ func TestReplayFallback(t *testing.T) {
 // TestFallbackFlag: --max-attempts and a policy file read fallback=0 into
 // the policy; a bad value is an error naming the flag, or the file and
 // line.
-func TestFallbackFlag(t *testing.T) {
-	check := func(args []string, file string) (*Flags, error) {
-		f := &Flags{}
-		fs := pflag.NewFlagSet("whatif", pflag.ContinueOnError)
-		f.Register(fs)
-		if file != "" {
-			path := filepath.Join(t.TempDir(), "policy.txt")
-			if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			args = append(args, "--policy", path)
-		}
-		if err := fs.Parse(args); err != nil {
+// checkFlags parses args, with file as a policy file when not empty, and
+// checks them.
+func checkFlags(t *testing.T, args []string, file string) (*Flags, error) {
+	t.Helper()
+	f := &Flags{}
+	fs := pflag.NewFlagSet("whatif", pflag.ContinueOnError)
+	f.Register(fs)
+	if file != "" {
+		path := filepath.Join(t.TempDir(), "policy.txt")
+		if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := f.Check(nil)
-		return f, err
+		args = append(args, "--policy", path)
 	}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.Check(nil)
+	return f, err
+}
+
+func TestFallbackFlag(t *testing.T) {
+	check := func(args []string, file string) (*Flags, error) { return checkFlags(t, args, file) }
 	f, err := check([]string{"--max-attempts", "app=1,fallback=0"}, "")
 	if err != nil || f.policy.App != 1 || !f.policy.NoFallback {
 		t.Errorf("--max-attempts app=1,fallback=0: policy %+v, error %v", f.policy, err)

@@ -1,12 +1,8 @@
 package whatif
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/spf13/pflag"
 
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
@@ -111,23 +107,7 @@ func TestPredictsNoProgress(t *testing.T) {
 // TestQuotaAndNoProgressFlags: both policies read from the command line
 // and from a policy file, a bad value naming the file and line.
 func TestQuotaAndNoProgressFlags(t *testing.T) {
-	check := func(args []string, file string) (*Flags, error) {
-		f := &Flags{}
-		fs := pflag.NewFlagSet("whatif", pflag.ContinueOnError)
-		f.Register(fs)
-		if file != "" {
-			path := filepath.Join(t.TempDir(), "policy.txt")
-			if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			args = append(args, "--policy", path)
-		}
-		if err := fs.Parse(args); err != nil {
-			t.Fatal(err)
-		}
-		_, err := f.Check(nil)
-		return f, err
-	}
+	check := func(args []string, file string) (*Flags, error) { return checkFlags(t, args, file) }
 	f, err := check([]string{"--retry-quota", "100", "--no-progress"}, "")
 	if err != nil || f.policy.Quota == nil || f.policy.Quota.Tokens != 100 || !f.policy.NoProgress ||
 		f.policy.String() != "--retry-quota 100,5,10,1 --no-progress" {

@@ -32,6 +32,8 @@
 --                       of its span's url.full or http.url, else
 --                       server.address and server.port ('' when unknown)
 --   model               its model ('' when unknown)
+--   outcome_detail      what ended the request (requests.outcome_detail),
+--                       '' when nothing says
 SELECT r.request_id,
        coalesce(r.service, '(unset)'), coalesce(r.operation, '(unset)'), coalesce(r.route, '(unset)'),
        r.start_ns, r.end_ns, r.latency_ms, r.outcome = 'ok',
@@ -45,7 +47,8 @@ SELECT r.request_id,
        coalesce(nullif(regexp_extract(coalesce(sa.attributes['url.full'], sa.attributes['http.url'], ''),
                                       '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#]+)', 1), ''),
                 sa.attributes['server.address'] || coalesce(':' || sa.attributes['server.port'], ''), ''),
-       coalesce(a.model, '')
+       coalesce(a.model, ''),
+       coalesce(r.outcome_detail, '')
 FROM requests r
 JOIN attempts a ON a.request_id = r.request_id
 LEFT JOIN spans sa ON sa.trace_id = a.trace_id AND sa.span_id = a.span_id

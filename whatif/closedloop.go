@@ -119,16 +119,25 @@ func lanes(reqs []*recRequest, idx []int) (pred []int, unlinked int) {
 
 // peakInFlight is the most of the requests idx running at once.
 func peakInFlight(reqs []*recRequest, idx []int) int {
+	spans := make([][2]int64, 0, len(idx))
+	for _, i := range idx {
+		spans = append(spans, [2]int64{reqs[i].startNs, reqs[i].endNs})
+	}
+	return mostAtOnce(spans)
+}
+
+// mostAtOnce is the most of the [start, end) spans (Unix ns) that overlap
+// at one moment. An end before a start at the same moment: back-to-back
+// spans (a worker's next request, a loop's next attempt) do not overlap.
+func mostAtOnce(spans [][2]int64) int {
 	type edge struct {
 		at int64
 		d  int
 	}
-	edges := make([]edge, 0, 2*len(idx))
-	for _, i := range idx {
-		edges = append(edges, edge{reqs[i].startNs, 1}, edge{reqs[i].endNs, -1})
+	edges := make([]edge, 0, 2*len(spans))
+	for _, sp := range spans {
+		edges = append(edges, edge{sp[0], 1}, edge{sp[1], -1})
 	}
-	// An end before a start at the same moment: a worker's next request
-	// does not overlap its last.
 	slices.SortFunc(edges, func(a, b edge) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.d, b.d)) })
 	n, peak := 0, 0
 	for _, e := range edges {

@@ -29,6 +29,15 @@ type Figures struct {
 	// OfferedLoad is λ·S: attempts in flight on average over the recorded
 	// span of time.
 	OfferedLoad float64 `json:"offered_load"`
+	// PeakInFlight is the most attempts in flight at once.
+	PeakInFlight int `json:"peak_attempts_in_flight"`
+	// FailedBy counts the failed requests by why no more attempts were
+	// made: recorded, the request's outcome_detail ("unstated" when
+	// nothing says); modeled, the policy's reason (attempt_cap,
+	// no_retry_on, deadline, task_budget, no_progress, retry_quota,
+	// retry_budget), or the recorded one for a request the policy did not
+	// change.
+	FailedBy map[string]int `json:"failed_by"`
 }
 
 // Row is a segment's (or, with an empty Segment, every request's) figures
@@ -58,6 +67,8 @@ type outcome struct {
 	latencyMs float64
 	tokens    int64
 	busyMs    float64
+	failedBy  string     // why it failed; "" when it succeeded
+	spans     [][2]int64 // its attempts' starts and ends, Unix ns
 }
 
 func recordedOutcome(r *recRequest) outcome {
@@ -65,6 +76,10 @@ func recordedOutcome(r *recRequest) outcome {
 	for _, a := range r.attempts {
 		o.tokens += a.tokens
 		o.busyMs += a.endMs - a.startMs
+		o.spans = append(o.spans, [2]int64{r.startNs + int64(a.startMs*1e6), r.startNs + int64(a.endMs*1e6)})
+	}
+	if !r.ok {
+		o.failedBy = cmp.Or(r.detail, "unstated")
 	}
 	return o
 }
@@ -74,8 +89,24 @@ func modeledOutcome(s *replayed) outcome {
 	for _, a := range s.kept {
 		o.tokens += a.tokens
 		o.busyMs += a.endMs - a.startMs
+		o.spans = append(o.spans, [2]int64{s.startNs + int64(a.startMs*1e6), s.startNs + int64(a.endMs*1e6)})
+	}
+	if !s.ok {
+		o.failedBy = cmp.Or(s.stop, StopAttemptCap)
+		if !s.changed {
+			o.failedBy = cmp.Or(s.req.detail, "unstated")
+		}
 	}
 	return o
+}
+
+// attemptsAtOnce is the most of the outcomes' attempts in flight at once.
+func attemptsAtOnce(outs []outcome) int {
+	var spans [][2]int64
+	for _, o := range outs {
+		spans = append(spans, o.spans...)
+	}
+	return mostAtOnce(spans)
 }
 
 // figures measures outcomes over a span of spanMs.
@@ -86,6 +117,7 @@ func figures(outs []outcome, spanMs float64) Figures {
 	}
 	var failed, retried, retriedOK int
 	var busy float64
+	f.FailedBy = map[string]int{}
 	lat := make([]float64, 0, len(outs))
 	for _, o := range outs {
 		f.Attempts += o.attempts
@@ -94,6 +126,7 @@ func figures(outs []outcome, spanMs float64) Figures {
 		lat = append(lat, o.latencyMs)
 		if !o.ok {
 			failed++
+			f.FailedBy[o.failedBy]++
 		}
 		if o.attempts > 1 {
 			retried++
@@ -113,6 +146,7 @@ func figures(outs []outcome, spanMs float64) Figures {
 	if spanMs > 0 {
 		f.OfferedLoad = busy / spanMs
 	}
+	f.PeakInFlight = attemptsAtOnce(outs)
 	return f
 }
 

@@ -54,6 +54,7 @@ type recRequest struct {
 	ok        bool
 	attempts  []recAttempt
 	task      string // its trace, or its --task-key value
+	detail    string // what ended it (requests.outcome_detail), "" when nothing says
 }
 
 // load reads every logical request starting in window with its attempts,
@@ -87,7 +88,7 @@ func load(ctx context.Context, st *store.Store, taskKey string, window model.Win
 		)
 		if err := rows.Scan(&r.id, &r.seg.Service, &r.seg.Operation, &r.seg.Route, &r.startNs, &r.endNs, &r.latencyMs, &r.ok,
 			&ordinal, &tries, &start, &end, &a.route, &a.ok, &a.trigger, &gap, &a.tokens, &a.hiddenMs, &a.retryAfterMs, &r.task,
-			&endpoint, &model); err != nil {
+			&endpoint, &model, &r.detail); err != nil {
 			return nil, fmt.Errorf("read attempts: %w", err)
 		}
 		if endpoint != "" || model != "" {

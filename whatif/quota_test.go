@@ -1,6 +1,8 @@
 package whatif
 
 import (
+	"maps"
+	"math"
 	"strings"
 	"testing"
 
@@ -123,4 +125,45 @@ func TestQuotaAndNoProgressFlags(t *testing.T) {
 	if _, err := check([]string{"--retry-quota", "5,1"}, ""); err == nil || !strings.HasPrefix(err.Error(), "--retry-quota: ") {
 		t.Errorf("--retry-quota 5,1: error %v", err)
 	}
+}
+
+// TestFailedByAndPeak: the modeled failures are typed by why the policy
+// stopped, and the count of each matches gen's re-run (its truth records
+// why each request gave up): the quota's and no-progress stops within 10%
+// (or 5 requests). A replay of the recorded policy types its failures as
+// recorded and has the recorded peak of attempts in flight.
+func TestFailedByAndPeak(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		stop   string
+		exh    string
+		change func(*gen.Policy)
+		policy Policy
+	}{
+		{"quota", StopRetryQuota, "quota", func(p *gen.Policy) { p.Quota = 60 }, Policy{Quota: &Quota{60, 5, 10, 1}}},
+		{"no progress", StopNoProgress, "no_progress", func(p *gen.Policy) { p.NoProgress = true }, Policy{NoProgress: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			recorded, _ := workload.Rebuilt(t, storm(func(*gen.Policy) {}))
+			_, truth := workload.Rebuilt(t, storm(c.change))
+			want := 0
+			for _, r := range truth.Requests {
+				if r.Exhausted == c.exh {
+					want++
+				}
+			}
+			got := replayFeedback(t, recorded, c.policy).Overall.Modeled.FailedBy[c.stop]
+			t.Logf("%s: %d requests stopped, re-run %d", c.name, got, want)
+			if want == 0 || math.Abs(float64(got-want)) > max(5, 0.10*float64(want)) {
+				t.Errorf("%s: %d requests stopped, re-run %d", c.name, got, want)
+			}
+		})
+	}
+	st, _ := workload.Rebuilt(t, storm(func(*gen.Policy) {}))
+	res := replayOf(t, st, Policy{})
+	rec, mod := res.Overall.Recorded, res.Overall.Modeled
+	if !maps.Equal(rec.FailedBy, mod.FailedBy) || rec.PeakInFlight != mod.PeakInFlight || rec.PeakInFlight < 2 {
+		t.Errorf("identity: recorded failed by %v, peak %d; modeled %v, peak %d", rec.FailedBy, rec.PeakInFlight, mod.FailedBy, mod.PeakInFlight)
+	}
+	t.Logf("recorded failed by %v, peak %d", rec.FailedBy, rec.PeakInFlight)
 }

@@ -74,6 +74,9 @@ type replayed struct {
 	// quotaTaken is what the retry running took from its service's retry
 	// quota, given back if it succeeds; 0 when it took nothing.
 	quotaTaken float64
+	// stop is why the policy made no more attempts after a failure (see
+	// Figures.FailedBy).
+	stop string
 }
 
 // replayer runs every request's attempts in time order, so that a retry
@@ -245,12 +248,16 @@ func (r *replayer) attemptEnded(s *replayed, nowNs int64) {
 		r.settleQuota(s, last)
 	}
 	if last.ok || !r.policy.retries(last.trigger) {
+		s.stop = StopNoRetryOn
 		r.finish(s)
 		return
 	}
 	next, ok := r.nextAttempt(s, last)
-	if ok && !r.admits(s, next, nowNs) {
-		ok, s.changed = false, true
+	s.stop = StopAttemptCap
+	if ok {
+		if s.stop = r.admits(s, next, nowNs); s.stop != "" {
+			ok, s.changed = false, true
+		}
 	}
 	if !ok {
 		r.finish(s)
@@ -260,34 +267,47 @@ func (r *replayer) attemptEnded(s *replayed, nowNs int64) {
 	r.push(s)
 }
 
-// admits reports whether the policy lets s make the retry next now: it
+// admits says why the policy does not let s make the retry next now, ""
+// when it does: it
 // could finish before the deadline, taking as long as the segment's median
 // served attempt on its route; its task has retries left; the retry
 // budget allows it. A retry admitted is counted against the budgets.
-func (r *replayer) admits(s *replayed, next modAttempt, nowNs int64) bool {
+func (r *replayer) admits(s *replayed, next modAttempt, nowNs int64) string {
 	if d := ms(r.policy.Deadline); d > 0 && (next.startMs >= d || next.startMs+r.pools.medianMs(s.req.seg, next.route) > d) {
-		return false
+		return StopDeadline
 	}
 	if n := r.policy.PerTaskBudget; n > 0 && r.taskRetries[s.req.task] >= n {
-		return false
+		return StopTaskBudget
 	}
 	if r.policy.NoProgress && s.repeatsFailure(next) {
-		return false
+		return StopNoProgress
 	}
 	cost := r.quotaCost(s, next)
 	if cost > 0 && r.quotaTokens(s) < cost {
-		return false
+		return StopRetryQuota
 	}
 	if r.budget != nil && !r.budget.allowRetry(nowNs) {
-		return false
+		return StopRetryBudget
 	}
 	if cost > 0 {
 		r.quota[s.req.seg.Service] -= cost
 		s.quotaTaken = cost
 	}
 	r.taskRetries[s.req.task]++
-	return true
+	return ""
 }
+
+// Why a modeled request that failed made no more attempts
+// (Figures.FailedBy).
+const (
+	StopAttemptCap  = "attempt_cap"  // its loops had no try left (the policy's caps, or as recorded)
+	StopNoRetryOn   = "no_retry_on"  // the policy never retries its last failure's trigger
+	StopDeadline    = "deadline"     // a retry would have ended past the deadline
+	StopTaskBudget  = "task_budget"  // its task had spent its retries
+	StopNoProgress  = "no_progress"  // two attempts in a row failed the same way
+	StopRetryQuota  = "retry_quota"  // its client's retry quota was empty
+	StopRetryBudget = "retry_budget" // the retry budget was spent
+)
 
 // repeatsFailure: next retries the innermost loop of a call whose last two
 // attempts failed the same way (Policy.NoProgress).

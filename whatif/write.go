@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/retryscope/retryscope/model"
@@ -126,6 +128,21 @@ func overallTable(r Row) report.Table {
 		change(ptr(float64(rec.Tokens)), ptr(float64(mod.Tokens))))
 	add("offered load λ·S", value(report.Decimal, rec.OfferedLoad), value(report.Decimal, mod.OfferedLoad),
 		change(&rec.OfferedLoad, &mod.OfferedLoad))
+	recPeak, modPeak := float64(rec.PeakInFlight), float64(mod.PeakInFlight)
+	add("peak attempts in flight", value(report.Count, recPeak), value(report.Count, modPeak), change(&recPeak, &modPeak))
+	// Why the failed requests stopped, recorded (their outcome_detail)
+	// and modeled (the policy's reason).
+	for _, why := range slices.Sorted(maps.Keys(maps.Collect(func(yield func(string, int) bool) {
+		for k, v := range rec.FailedBy {
+			yield(k, v)
+		}
+		for k, v := range mod.FailedBy {
+			yield(k, v)
+		}
+	}))) {
+		r, m := float64(rec.FailedBy[why]), float64(mod.FailedBy[why])
+		add("failed: "+why, value(report.Count, r), value(report.Count, m), change(&r, &m))
+	}
 	return t
 }
 

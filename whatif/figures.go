@@ -31,6 +31,9 @@ type Figures struct {
 	OfferedLoad float64 `json:"offered_load"`
 	// PeakInFlight is the most attempts in flight at once.
 	PeakInFlight int `json:"peak_attempts_in_flight"`
+	// Utilisation is OfferedLoad over the servers' workers (--workers),
+	// absent without them.
+	Utilisation *float64 `json:"utilisation,omitempty"`
 	// FailedBy counts the failed requests by why no more attempts were
 	// made: recorded, the request's outcome_detail ("unstated" when
 	// nothing says); modeled, the policy's reason (attempt_cap,
@@ -38,6 +41,14 @@ type Figures struct {
 	// retry_budget), or the recorded one for a request the policy did not
 	// change.
 	FailedBy map[string]int `json:"failed_by"`
+}
+
+// againstWorkers sets the row's utilisation against n workers.
+func (r *Row) againstWorkers(n int) {
+	for _, f := range []*Figures{&r.Recorded, &r.Modeled} {
+		u := f.OfferedLoad / float64(n)
+		f.Utilisation = &u
+	}
 }
 
 // Row is a segment's (or, with an empty Segment, every request's) figures

@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/retryscope/retryscope/internal/flagval"
+
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/rebuild"
 )
@@ -63,6 +65,7 @@ type Flags struct {
 	backoff                                       []string
 	seed                                          int64
 	feedback, noProgress                          bool
+	workers                                       int
 	policy                                        Policy
 	rebuild                                       rebuild.Flags
 	fs                                            *pflag.FlagSet
@@ -81,6 +84,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.backoff, "backoff", nil, "waits before retries: [LAYER=]KIND,BASE,CAP with KIND fixed, full-jitter or decorrelated and LAYER sdk (the default) or app, e.g. full-jitter,200ms,8s; repeat for both layers (default: as recorded)")
 	fs.StringVar(&f.policyFile, "policy", "", `file of policy settings, one "name: value" a line (see Examples); flags override it`)
 	fs.BoolVar(&f.feedback, "feedback", false, "let the servers answer the load the policy offers: per route, attempt latency and 429/timeout failures follow their recorded relation to the attempts in flight")
+	fs.Var(flagval.NewInt(&f.workers, 0, 1, report.MaxWorkers).OrZero("none"), "workers", "servers' concurrent workers the offered load λ·S is set against, recorded and modeled: utilisation λ·S/N (default: none)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the draws for attempts the recorded requests did not make")
 	fs.StringVar(&f.format, "format", "table", "output format: table or json")
 	f.rebuild.Register(fs)
@@ -252,7 +256,7 @@ func (f *Flags) checkPolicy() error {
 
 // Run replays the requests of st under the policy and writes the result.
 func (f *Flags) Run(ctx context.Context, st *store.Store, w io.Writer) error {
-	res, err := Replay(ctx, st, f.policy, Options{Seed: f.seed, Feedback: f.feedback, TaskKey: f.taskKey})
+	res, err := Replay(ctx, st, f.policy, Options{Seed: f.seed, Feedback: f.feedback, TaskKey: f.taskKey, Workers: f.workers})
 	if err != nil {
 		return err
 	}
@@ -277,7 +281,7 @@ func ReportBlock(path string) (func(context.Context, *store.Store, model.Window,
 		if f.taskKey != "" {
 			taskKey = f.taskKey
 		}
-		res, err := Replay(ctx, st, f.policy, Options{Seed: f.seed, Feedback: f.feedback, TaskKey: taskKey, Window: window})
+		res, err := Replay(ctx, st, f.policy, Options{Seed: f.seed, Feedback: f.feedback, TaskKey: taskKey, Window: window, Workers: f.workers})
 		if err != nil {
 			return nil, nil, err
 		}

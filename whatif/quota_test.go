@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"context"
 	"maps"
 	"math"
 	"strings"
@@ -166,4 +167,28 @@ func TestFailedByAndPeak(t *testing.T) {
 		t.Errorf("identity: recorded failed by %v, peak %d; modeled %v, peak %d", rec.FailedBy, rec.PeakInFlight, mod.FailedBy, mod.PeakInFlight)
 	}
 	t.Logf("recorded failed by %v, peak %d", rec.FailedBy, rec.PeakInFlight)
+}
+
+// TestUtilisationAgainstWorkers: with Options.Workers the recorded and
+// modeled utilisation are the offered load over the workers, overall and
+// per segment; without, there is none.
+func TestUtilisationAgainstWorkers(t *testing.T) {
+	st, _ := workload.Rebuilt(t, calm(func(*gen.Policy) {}))
+	res, err := Replay(context.Background(), st, Policy{Inner: 1}, Options{Seed: 1, Workers: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range append([]Row{res.Overall}, res.Segments...) {
+		for _, f := range []Figures{row.Recorded, row.Modeled} {
+			if f.Utilisation == nil || math.Abs(*f.Utilisation-f.OfferedLoad/7) > 1e-12 {
+				t.Fatalf("utilisation %v, offered load %.4f over 7 workers", f.Utilisation, f.OfferedLoad)
+			}
+		}
+	}
+	if res.Overall.Modeled.OfferedLoad >= res.Overall.Recorded.OfferedLoad || *res.Overall.Modeled.Utilisation <= 0 {
+		t.Errorf("one attempt per call: offered load %.3f, recorded %.3f", res.Overall.Modeled.OfferedLoad, res.Overall.Recorded.OfferedLoad)
+	}
+	if replayOf(t, st, Policy{Inner: 1}).Overall.Modeled.Utilisation != nil {
+		t.Error("utilisation without workers")
+	}
 }

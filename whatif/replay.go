@@ -29,6 +29,9 @@ type Options struct {
 	// OpenLoop keeps every request's recorded start even where its
 	// segment's client is a closed loop of workers.
 	OpenLoop bool
+	// Workers, when above 0, are the servers' concurrent workers the
+	// offered load is set against: Figures.Utilisation.
+	Workers int
 }
 
 // modAttempt is one attempt of the modeled request; times are ms after the
@@ -132,7 +135,14 @@ func replay(reqs []*recRequest, policy Policy, opts Options) *Result {
 	if opts.OpenLoop {
 		l = loops{}
 	}
-	return measure(reqs, out, policy, fb != nil, l)
+	res := measure(reqs, out, policy, fb != nil, l)
+	if opts.Workers > 0 {
+		res.Overall.againstWorkers(opts.Workers)
+		for i := range res.Segments {
+			res.Segments[i].againstWorkers(opts.Workers)
+		}
+	}
+	return res
 }
 
 // runPass replays every request once; with fb, each recorded attempt's

@@ -128,6 +128,10 @@ func overallTable(r Row) report.Table {
 		change(ptr(float64(rec.Tokens)), ptr(float64(mod.Tokens))))
 	add("offered load λ·S", value(report.Decimal, rec.OfferedLoad), value(report.Decimal, mod.OfferedLoad),
 		change(&rec.OfferedLoad, &mod.OfferedLoad))
+	if rec.Utilisation != nil {
+		add("utilisation (--workers)", value(report.Share, *rec.Utilisation), value(report.Share, *mod.Utilisation),
+			points(rec.Utilisation, mod.Utilisation))
+	}
 	recPeak, modPeak := float64(rec.PeakInFlight), float64(mod.PeakInFlight)
 	add("peak attempts in flight", value(report.Count, recPeak), value(report.Count, modPeak), change(&recPeak, &modPeak))
 	// Why the failed requests stopped, recorded (their outcome_detail)

@@ -121,6 +121,7 @@ func TestSameFlagSameMeaning(t *testing.T) {
 		"parquet":  "the same Parquet directory: export needs it, run writes it when given",
 		"seed":     "the seed of each command's random draws",
 		"task-key": "the same attribute, used by the report's tasks and by whatif's --per-task-budget",
+		"workers":  "the servers' workers in both; the report estimates them without the flag, the what-if leaves utilisation out",
 	}
 	seen := map[string]map[string][]string{} // flag -> help -> commands
 	for _, c := range commands() {

@@ -38,7 +38,7 @@ type Figures struct {
 	// made: recorded, the request's outcome_detail ("unstated" when
 	// nothing says); modeled, the policy's reason (attempt_cap,
 	// no_retry_on, deadline, task_budget, no_progress, retry_quota,
-	// retry_budget), or the recorded one for a request the policy did not
+	// retry_budget, no_capacity), or the recorded one for a request the policy did not
 	// change.
 	FailedBy map[string]int `json:"failed_by"`
 }

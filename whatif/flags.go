@@ -25,6 +25,7 @@ const Synopsis = `whatif [--db FILE] [--policy FILE]
        [--max-attempts N|app=N,sdk=M] [--retry-budget RATIO[,WINDOW,FLOOR]]
        [--per-task-budget N] [--deadline D] [--no-retry-on TRIGGER,...]
        [--retry-quota TOKENS[,COST,TIMEOUT_COST,GAIN]] [--no-progress]
+       [--retry-concurrency N]
        [--backoff [LAYER=]KIND,BASE,CAP] [--feedback] [--format table|json]
 
 Replay the recorded logical requests under another retry policy and print
@@ -60,15 +61,15 @@ the figures.
 
 // Flags are the command line of a replay: the policy and the format.
 type Flags struct {
-	maxAttempts, budget, quota, noRetryOn, format string
-	perTask, deadline, taskKey, policyFile        string
-	backoff                                       []string
-	seed                                          int64
-	feedback, noProgress                          bool
-	workers                                       int
-	policy                                        Policy
-	rebuild                                       rebuild.Flags
-	fs                                            *pflag.FlagSet
+	maxAttempts, budget, quota, lane, noRetryOn, format string
+	perTask, deadline, taskKey, policyFile              string
+	backoff                                             []string
+	seed                                                int64
+	feedback, noProgress                                bool
+	workers                                             int
+	policy                                              Policy
+	rebuild                                             rebuild.Flags
+	fs                                                  *pflag.FlagSet
 }
 
 // Register adds the flags to fs.
@@ -76,6 +77,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.maxAttempts, "max-attempts", "", `attempts per call, the first included: N (the innermost loop), or per loop "sdk=N", "app=N,sdk=M"; app=N counts the app's tries before its fallback try, which stays unless fallback=0 (default: as recorded)`)
 	fs.StringVar(&f.budget, "retry-budget", "", "retries allowed per successful attempt: RATIO[,WINDOW,FLOOR], e.g. 0.1 or 0.1,10s,5 (default window 10s, floor 5; default: no budget)")
 	fs.StringVar(&f.quota, "retry-quota", "", "a retry quota per client service, as the AWS SDKs' standard retryer: TOKENS[,COST,TIMEOUT_COST,GAIN], e.g. 500 (a retry takes 5 tokens, 10 after a timeout; a successful retry gives them back, a first-attempt success adds 1; default: no quota)")
+	fs.StringVar(&f.lane, "retry-concurrency", "", "SDK retries in flight at once per client service, apart from first attempts, e.g. 10: a retry that finds them all taken is not made (no_capacity; default: no limit)")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "stop a call's retries once two of its attempts in a row failed the same way (the same trigger)")
 	fs.StringVar(&f.noRetryOn, "no-retry-on", "", "triggers never retried, e.g. client_error,rate_limited (default: as recorded)")
 	fs.StringVar(&f.perTask, "per-task-budget", "", "retries each task may make in all, e.g. 3 (a task: a trace, or one --task-key value; default: no limit)")
@@ -95,7 +97,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 const maxPolicyFile = 64 << 10
 
 // policyKeys are the settings a policy file may hold: the policy's flags.
-var policyKeys = []string{"max-attempts", "retry-budget", "retry-quota", "no-progress", "per-task-budget", "task-key", "deadline", "no-retry-on", "backoff", "feedback"}
+var policyKeys = []string{"max-attempts", "retry-budget", "retry-quota", "retry-concurrency", "no-progress", "per-task-budget", "task-key", "deadline", "no-retry-on", "backoff", "feedback"}
 
 // readPolicyFile sets, from the policy file, every policy flag not given
 // on the command line.
@@ -172,6 +174,8 @@ func checkSetting(name, value string) (string, error) {
 		_, err = ParseBudget(value)
 	case "retry-quota":
 		_, err = ParseQuota(value)
+	case "retry-concurrency":
+		_, err = ParseRetryLane(value)
 	case "per-task-budget":
 		_, err = ParsePerTaskBudget(value)
 	case "deadline":
@@ -220,6 +224,11 @@ func (f *Flags) checkPolicy() error {
 		}
 	}
 	f.policy.NoProgress = f.noProgress
+	if f.lane != "" {
+		if f.policy.RetryLane, err = ParseRetryLane(f.lane); err != nil {
+			return fmt.Errorf("--retry-concurrency: %w", err)
+		}
+	}
 	if f.quota != "" {
 		if f.policy.Quota, err = ParseQuota(f.quota); err != nil {
 			return fmt.Errorf("--retry-quota: %w", err)

@@ -39,6 +39,10 @@ type Policy struct {
 	// few are left; a retry that succeeds gives its tokens back, a first
 	// attempt that succeeds adds Gain, up to Tokens.
 	Quota *Quota
+	// RetryLane, when above 0, gives each client service a lane of that
+	// many SDK retries in flight at once, apart from its first attempts: a
+	// retry that finds the lane full is not made (no_capacity).
+	RetryLane int
 	// NoProgress stops a loop's retries once two attempts of one call in a
 	// row failed the same way (the same trigger): no progress.
 	NoProgress bool
@@ -144,6 +148,18 @@ func ParseQuota(s string) (*Quota, error) {
 		*fields[i] = v
 	}
 	return &q, nil
+}
+
+// MaxRetryLane bounds --retry-concurrency.
+const MaxRetryLane = 1_000_000
+
+// ParseRetryLane reads --retry-concurrency N.
+func ParseRetryLane(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > MaxRetryLane {
+		return 0, fmt.Errorf("retry concurrency %q: want a whole number of retries in flight from 1 to %d", s, MaxRetryLane)
+	}
+	return n, nil
 }
 
 // ParsePerTaskBudget reads --per-task-budget N.
@@ -306,6 +322,9 @@ func (p Policy) String() string {
 	}
 	if q := p.Quota; q != nil {
 		parts = append(parts, fmt.Sprintf("--retry-quota %g,%g,%g,%g", q.Tokens, q.Cost, q.TimeoutCost, q.Gain))
+	}
+	if p.RetryLane > 0 {
+		parts = append(parts, fmt.Sprintf("--retry-concurrency %d", p.RetryLane))
 	}
 	if p.NoProgress {
 		parts = append(parts, "--no-progress")

@@ -97,6 +97,9 @@ type replayer struct {
 	feedback *feedback
 	// quota holds each client service's retry tokens (Policy.Quota).
 	quota map[string]float64
+	// lane holds each client service's admitted SDK retries
+	// (Policy.RetryLane), as requests and their attempt's index in kept.
+	lane map[string][]laneRetry
 	// reps are the requests of the pass, for a closed-loop worker's next.
 	reps []*replayed
 	// loops are the closed-loop segments replayed as such.
@@ -154,6 +157,9 @@ func runPass(reqs []*recRequest, policy Policy, opts Options, pl pools, fb *feed
 	}
 	if policy.Quota != nil {
 		r.quota = map[string]float64{}
+	}
+	if policy.RetryLane > 0 {
+		r.lane = map[string][]laneRetry{}
 	}
 	out := make([]*replayed, len(reqs))
 	r.reps = out
@@ -292,6 +298,10 @@ func (r *replayer) admits(s *replayed, next modAttempt, nowNs int64) string {
 	if r.policy.NoProgress && s.repeatsFailure(next) {
 		return StopNoProgress
 	}
+	inner := len(next.tries) > 0 && next.tries[len(next.tries)-1] > 1
+	if r.lane != nil && inner && r.retriesInFlight(s.req.seg.Service, nowNs) >= r.policy.RetryLane {
+		return StopNoCapacity
+	}
 	cost := r.quotaCost(s, next)
 	if cost > 0 && r.quotaTokens(s) < cost {
 		return StopRetryQuota
@@ -303,8 +313,38 @@ func (r *replayer) admits(s *replayed, next modAttempt, nowNs int64) string {
 		r.quota[s.req.seg.Service] -= cost
 		s.quotaTaken = cost
 	}
+	if r.lane != nil && inner {
+		// next is appended to s.kept once admitted.
+		r.lane[s.req.seg.Service] = append(r.lane[s.req.seg.Service], laneRetry{s, len(s.kept)})
+	}
 	r.taskRetries[s.req.task]++
 	return ""
+}
+
+// laneRetry is an admitted SDK retry: attempt i of s.kept.
+type laneRetry struct {
+	s *replayed
+	i int
+}
+
+// retriesInFlight counts service's admitted SDK retries in flight at
+// nowNs (started, not ended), forgetting those that ended.
+func (r *replayer) retriesInFlight(service string, nowNs int64) int {
+	held := r.lane[service][:0]
+	n := 0
+	for _, l := range r.lane[service] {
+		a := l.s.kept[l.i]
+		start, end := l.s.startNs+int64(a.startMs*1e6), l.s.startNs+int64(a.endMs*1e6)
+		if end <= nowNs {
+			continue
+		}
+		held = append(held, l)
+		if start <= nowNs {
+			n++
+		}
+	}
+	r.lane[service] = held
+	return n
 }
 
 // Why a modeled request that failed made no more attempts
@@ -317,6 +357,7 @@ const (
 	StopNoProgress  = "no_progress"  // two attempts in a row failed the same way
 	StopRetryQuota  = "retry_quota"  // its client's retry quota was empty
 	StopRetryBudget = "retry_budget" // the retry budget was spent
+	StopNoCapacity  = "no_capacity"  // its client's retry lane was full (--retry-concurrency)
 )
 
 // repeatsFailure: next retries the innermost loop of a call whose last two

@@ -202,6 +202,10 @@ type Policy struct {
 	// failed the same way (the same trigger): a retry that meets what the
 	// last one met is taken for no progress.
 	NoProgress bool
+	// RetryLane, when > 0, gives each client service a lane of that many
+	// retries in flight at once, apart from its first attempts: an SDK
+	// retry that finds the lane full is not made (no_capacity).
+	RetryLane  int
 	HedgeDelay time.Duration // hedge shape: wait before the second attempt (default 120ms)
 	// NoRetry4xx, when set, stops every client, naive ones included, from
 	// retrying a client error (4xx); the rest of a naive client stays
@@ -349,6 +353,7 @@ const (
 	MaxAttempts     = 100
 	MaxBudget       = 1000
 	MaxQuota        = 1_000_000
+	MaxRetryLane    = 1_000_000
 	MaxSplitWorkers = 1000
 	MaxBatchSpans   = 1_000_000
 	// MaxWait bounds every duration: backoffs, hedge delays, deadlines
@@ -441,6 +446,9 @@ func (c Config) normalized() (Config, error) {
 	}
 	if !isShare(p.NaiveShare) || !(p.Budget >= 0 && p.Budget <= MaxBudget) {
 		return c, fmt.Errorf("naive share must be from 0 to 1 and budget at least 0")
+	}
+	if p.RetryLane < 0 || p.RetryLane > MaxRetryLane {
+		return c, fmt.Errorf("retry lane must be from 0 to %d retries in flight", MaxRetryLane)
 	}
 	if p.Quota < 0 || p.Quota > MaxQuota {
 		return c, fmt.Errorf("retry quota must be from 0 to %d tokens", MaxQuota)

@@ -36,6 +36,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) (finish func() error) {
 	naive := fs.Bool("naive", false, "make every client naive (same as --naive-share 1)")
 	fs.Var(flagval.NewFloat(&c.Policy.Budget, 0, 0, MaxBudget), "client-retry-budget", "the simulated clients' retries allowed per success in each 10 s window, at least 5 (0: no budget)")
 	fs.Var(flagval.NewInt(&c.Policy.Quota, 0, 0, MaxQuota), "client-retry-quota", "the simulated clients' retry quota per service, in tokens, as the AWS SDKs' standard retryer (500 there): a retry takes 5, 10 after a timeout; a successful retry gives them back, a first-attempt success adds 1 (0: no quota)")
+	fs.Var(flagval.NewInt(&c.Policy.RetryLane, 0, 0, MaxRetryLane), "client-retry-concurrency", "the simulated clients' retries in flight at once per service, apart from first attempts: a retry that finds them all taken is not made (0: no limit)")
 	fs.BoolVar(&c.Policy.NoProgress, "client-no-progress", false, "the simulated clients stop an SDK call's retries once two attempts in a row failed the same way")
 	fs.Var(flagval.NewDuration(&c.Policy.HedgeDelay, c.Policy.HedgeDelay, time.Millisecond, MaxWait), "hedge-delay", "hedge shape: wait before the second attempt")
 	fs.BoolVar(&c.SDKAttributes, "sdk-attributes", false, "the attribute load of real OpenTelemetry SDKs: 13 resource attributes beside service.name (telemetry.sdk.*, host.*, process.*, k8s.*...) and the protocol, user agent, body sizes or peer on HTTP spans")

@@ -207,11 +207,20 @@ type simulation struct {
 	served servedWindows // Policy.DeadlineAdmit
 	// flight counts attempts in flight when Config.FlightBucket is set.
 	flight *flightCounter
+	// retryLane counts each client service's SDK retries in flight
+	// (Policy.RetryLane).
+	retryLane map[string]int
 }
 
 // flightChange tells the flight counter, if any, that a started (d = 1)
 // or ended (d = −1) at now.
 func (s *simulation) flightChange(r *simRequest, a *attempt, now int64, d int) {
+	if s.cfg.Policy.RetryLane > 0 && len(a.try) > 0 && a.try[len(a.try)-1] > 1 {
+		if s.retryLane == nil {
+			s.retryLane = map[string]int{}
+		}
+		s.retryLane[r.service] += d
+	}
 	if s.flight == nil {
 		return
 	}
@@ -338,6 +347,10 @@ func (s *simulation) endAttempt(r *simRequest, a *attempt, now int64) {
 	}
 	if s.budget != nil && !s.budget.allowRetry(now) {
 		s.finish(r, a, false, "budget", now)
+		return
+	}
+	if n := s.cfg.Policy.RetryLane; n > 0 && layer == len(r.layers)-1 && s.retryLane[r.service] >= n {
+		s.finish(r, a, false, "no_capacity", now)
 		return
 	}
 	if s.cfg.Policy.NoProgress && layer == len(r.layers)-1 && repeatsFailure(r, a) {

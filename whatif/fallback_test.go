@@ -231,8 +231,7 @@ func checkFlags(t *testing.T, args []string, file string) (*Flags, error) {
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.Check(nil)
-	return f, err
+	return f, f.Check(nil)
 }
 
 func TestFallbackFlag(t *testing.T) {

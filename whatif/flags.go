@@ -17,7 +17,6 @@ import (
 	"github.com/retryscope/retryscope/internal/flagval"
 
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/rebuild"
 )
 
 // Synopsis is `retryscope whatif --help`'s usage line and description.
@@ -68,7 +67,6 @@ type Flags struct {
 	feedback, noProgress                                bool
 	workers                                             int
 	policy                                              Policy
-	rebuild                                             rebuild.Flags
 	fs                                                  *pflag.FlagSet
 }
 
@@ -89,7 +87,6 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.Var(flagval.NewInt(&f.workers, 0, 1, report.MaxWorkers).OrZero("none"), "workers", "servers' concurrent workers the offered load λ·S is set against, recorded and modeled: utilisation λ·S/N (default: none)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the draws for attempts the recorded requests did not make")
 	fs.StringVar(&f.format, "format", "table", "output format: table or json")
-	f.rebuild.Register(fs)
 	f.fs = fs
 }
 
@@ -191,19 +188,15 @@ func checkSetting(name, value string) (string, error) {
 	return name, err
 }
 
-// Check reads the flags into the policy and returns the options the
-// logical requests are rebuilt with, if they must be; args must be empty.
-func (f *Flags) Check(args []string) (rebuild.Options, error) {
+// Check reads the flags into the policy; args must be empty.
+func (f *Flags) Check(args []string) error {
 	switch {
 	case len(args) > 0:
-		return rebuild.Options{}, fmt.Errorf("whatif takes no arguments (got %q); name the database with --db", args[0])
+		return fmt.Errorf("whatif takes no arguments (got %q); name the database with --db", args[0])
 	case f.format != "table" && f.format != "json":
-		return rebuild.Options{}, fmt.Errorf("--format must be table or json, not %q", f.format)
+		return fmt.Errorf("--format must be table or json, not %q", f.format)
 	}
-	if err := f.checkPolicy(); err != nil {
-		return rebuild.Options{}, err
-	}
-	return f.rebuild.Options()
+	return f.checkPolicy()
 }
 
 func (f *Flags) checkPolicy() error {

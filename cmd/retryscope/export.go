@@ -7,7 +7,6 @@ import (
 	"github.com/retryscope/retryscope/export"
 	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/progress"
-	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/report"
 )
 
@@ -28,8 +27,8 @@ func runExport(ctx context.Context, e env, args []string) error {
 	db.register(fs, false)
 	dir := fs.String("parquet", "", "directory to write the Parquet files under (required)")
 	pricesFile := fs.String("prices", "", report.PricesHelp)
-	var rb rebuild.Flags
-	rb.Register(fs)
+	var rb rebuildFlags
+	rb.register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return err
 	}
@@ -39,7 +38,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErrorf("export", "export takes no arguments (got %q)", fs.Arg(0))
 	}
-	rbOpt, err := rb.Options()
+	rbOpt, err := rb.options()
 	if err != nil {
 		return &usageError{"export", err}
 	}

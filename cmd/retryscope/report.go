@@ -8,7 +8,6 @@ import (
 	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/report"
 	"github.com/retryscope/retryscope/whatif"
 )
@@ -43,8 +42,8 @@ func runReport(ctx context.Context, e env, args []string) error {
 	explain := fs.Bool("explain", false, "also show how many logical requests each rebuild rule built")
 	whatifPolicy := fs.String("whatif", "", "also replay the window's requests under the retry policy of this file (as whatif --policy reads it): a whatif block, every figure modeled (not in CSV, the segment table, nor with --findings)")
 	datasets := fs.StringArray("dataset", nil, "report over the union of these Parquet datasets (the --parquet directories of shard runs; repeat the flag) instead of a database: see 'retryscope help shard'")
-	var rb rebuild.Flags
-	rb.Register(fs)
+	var rb rebuildFlags
+	rb.register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return err
 	}
@@ -54,7 +53,7 @@ func runReport(ctx context.Context, e env, args []string) error {
 	if err := db.check("report"); err != nil {
 		return err
 	}
-	rbOpt, err := rb.Options()
+	rbOpt, err := rb.options()
 	if err != nil {
 		return &usageError{"report", err}
 	}

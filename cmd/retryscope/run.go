@@ -36,8 +36,8 @@ func runRun(ctx context.Context, e env, args []string) error {
 	checkLimits := lim.RegisterFlags(fs)
 	var rep report.Flags
 	rep.Register(fs, "report")
-	var rb rebuild.Flags
-	rb.Register(fs)
+	var rb rebuildFlags
+	rb.register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 	if err := db.check("run"); err != nil {
 		return err
 	}
-	rbOpt, err := rb.Options()
+	rbOpt, err := rb.options()
 	if err != nil {
 		return &usageError{"run", err}
 	}

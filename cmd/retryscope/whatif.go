@@ -15,10 +15,15 @@ func runWhatif(ctx context.Context, e env, args []string) error {
 	db.register(fs, false)
 	var wf whatif.Flags
 	wf.Register(fs)
+	var rb rebuildFlags
+	rb.register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return err
 	}
-	rbOpt, err := wf.Check(fs.Args())
+	if err := wf.Check(fs.Args()); err != nil {
+		return &usageError{"whatif", err}
+	}
+	rbOpt, err := rb.options()
 	if err != nil {
 		return &usageError{"whatif", err}
 	}

@@ -38,6 +38,14 @@ type Limits struct {
 	ExpansionFloor int64
 }
 
+// MaxSpanDurationLimit is the largest MaxDuration: a span longer than a
+// year is a broken clock, not a request.
+const MaxSpanDurationLimit = 366 * 24 * time.Hour
+
+// MaxExpansionLimit is the largest MaxExpansion ratio; zstd's best ratio
+// on real traces is far below it, and more switches the bound off.
+const MaxExpansionLimit = 1 << 20
+
 // DefaultLimits are used for the fields the caller leaves zero.
 var DefaultLimits = Limits{MaxDuration: 7 * 24 * time.Hour, MaxRecordBytes: 64 << 20, MaxDocumentBytes: 64 << 20,
 	MaxExpansion: 100, ExpansionFloor: 256 << 20}

@@ -20,7 +20,7 @@ const genExamples = `
 func runGen(_ context.Context, e env, args []string) error {
 	fs := newFlags("gen", "gen [flags] -o FILE\n\nSimulate clients retrying against servers that slow down under load, and\nwrite the traces they would export together with the truth: every logical\nrequest, its attempts, triggers and latency decomposition, as JSON.", genExamples)
 	cfg := gen.DefaultConfig()
-	finish := cfg.RegisterFlags(fs)
+	finish := registerGen(fs, &cfg)
 	format := fs.String("format", "json", "output format: json (OTLP/JSON lines) or proto (4-byte length-framed OTLP protobuf)")
 	out := fs.StringP("output", "o", "", `traces file, "-" for stdout (required)`)
 	truth := fs.String("truth", "", `truth file (default: FILE.truth.json; none when -o is "-")`)

@@ -43,7 +43,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	var db dbFlags
 	db.register(fs, true)
 	var lim ingest.Limits
-	checkLimits := lim.RegisterFlags(fs)
+	checkLimits := registerLimits(fs, &lim)
 	var workers int
 	fs.Var(flagval.NewInt(&workers, 0, 1, maxWorkers).OrZero("one per CPU"), "decoders", "decoding goroutines (default: one per CPU)")
 	// Its name before report's --workers (the servers' workers) took it.

@@ -33,7 +33,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 	keep := fs.String("keep", "", "drop data older than this (e.g. 30d, 12h); default keeps everything")
 	nowFlag := fs.String("now", "", "the time --keep counts back from, RFC 3339 (default: the clock; for backfills and tests)")
 	var lim ingest.Limits
-	checkLimits := lim.RegisterFlags(fs)
+	checkLimits := registerLimits(fs, &lim)
 	var rep report.Flags
 	rep.Register(fs, "report")
 	var rb rebuildFlags

@@ -368,6 +368,13 @@ const (
 )
 
 // normalized fills unset fields with defaults and rejects impossible values.
+// Validate refuses what Generate would refuse, before anything is
+// generated.
+func (c Config) Validate() error {
+	_, err := c.normalized()
+	return err
+}
+
 func (c Config) normalized() (Config, error) {
 	if c.Requests <= 0 {
 		return c, fmt.Errorf("requests must be at least 1")

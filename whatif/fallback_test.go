@@ -1,14 +1,10 @@
 package whatif
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/spf13/pflag"
 )
 
 // try is one app try of a nested request: its target and its SDK
@@ -214,40 +210,3 @@ func TestReplayFallback(t *testing.T) {
 // TestFallbackFlag: --max-attempts and a policy file read fallback=0 into
 // the policy; a bad value is an error naming the flag, or the file and
 // line.
-// checkFlags parses args, with file as a policy file when not empty, and
-// checks them.
-func checkFlags(t *testing.T, args []string, file string) (*Flags, error) {
-	t.Helper()
-	f := &Flags{}
-	fs := pflag.NewFlagSet("whatif", pflag.ContinueOnError)
-	f.Register(fs)
-	if file != "" {
-		path := filepath.Join(t.TempDir(), "policy.txt")
-		if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, "--policy", path)
-	}
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	return f, f.Check(nil)
-}
-
-func TestFallbackFlag(t *testing.T) {
-	check := func(args []string, file string) (*Flags, error) { return checkFlags(t, args, file) }
-	f, err := check([]string{"--max-attempts", "app=1,fallback=0"}, "")
-	if err != nil || f.policy.App != 1 || !f.policy.NoFallback {
-		t.Errorf("--max-attempts app=1,fallback=0: policy %+v, error %v", f.policy, err)
-	}
-	if _, err := check([]string{"--max-attempts", "fallback=3"}, ""); err == nil || !strings.HasPrefix(err.Error(), "--max-attempts: ") {
-		t.Errorf("--max-attempts fallback=3: error %v", err)
-	}
-	f, err = check(nil, "# no fallback\nmax-attempts: app=1,fallback=0\n")
-	if err != nil || f.policy.App != 1 || !f.policy.NoFallback {
-		t.Errorf("policy file max-attempts: app=1,fallback=0: policy %+v, error %v", f.policy, err)
-	}
-	if _, err := check(nil, "deadline: 5s\nmax-attempts: fallback=2\n"); err == nil || !strings.Contains(err.Error(), "policy.txt:2: max-attempts: ") {
-		t.Errorf("policy file max-attempts: fallback=2: error %v", err)
-	}
-}

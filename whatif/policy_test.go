@@ -1,12 +1,6 @@
 package whatif
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
-	"strings"
-
-	"github.com/spf13/pflag"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -124,28 +118,5 @@ func TestBackoffWaits(t *testing.T) {
 			t.Errorf("decorrelated retry %d after %v: %v ms", n, prev, w)
 		}
 		prev = w
-	}
-}
-
-// TestPolicyFileEdges: a byte-order mark and CRLF line ends are read as
-// an editor wrote them; a file too large to be a policy is refused.
-func TestPolicyFileEdges(t *testing.T) {
-	dir := t.TempDir()
-	read := func(name string, data []byte) (*Flags, error) {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		f := &Flags{}
-		f.Register(pflag.NewFlagSet("whatif", pflag.ContinueOnError))
-		f.policyFile = path
-		return f, f.checkPolicy()
-	}
-	f, err := read("bom.txt", []byte("\xef\xbb\xbfmax-attempts: 2\r\nfeedback: true\r\n"))
-	if err != nil || f.policy.Inner != 2 || !f.feedback {
-		t.Errorf("BOM and CRLF: policy %+v, feedback %v, error %v", f.policy, f.feedback, err)
-	}
-	if _, err := read("big.txt", bytes.Repeat([]byte("# padding\n"), maxPolicyFile/10+1)); err == nil || !strings.Contains(err.Error(), "a policy file holds a few lines") {
-		t.Errorf("a file over %d bytes: error %v", maxPolicyFile, err)
 	}
 }

@@ -107,37 +107,6 @@ func TestPredictsNoProgress(t *testing.T) {
 	}
 }
 
-// TestQuotaAndNoProgressFlags: both policies read from the command line
-// and from a policy file, a bad value naming the file and line.
-func TestQuotaAndNoProgressFlags(t *testing.T) {
-	check := func(args []string, file string) (*Flags, error) { return checkFlags(t, args, file) }
-	f, err := check([]string{"--retry-quota", "100", "--no-progress"}, "")
-	if err != nil || f.policy.Quota == nil || f.policy.Quota.Tokens != 100 || !f.policy.NoProgress ||
-		f.policy.String() != "--retry-quota 100,5,10,1 --no-progress" {
-		t.Errorf("flags: policy %+v (%s), error %v", f.policy, f.policy.String(), err)
-	}
-	f, err = check(nil, "retry-quota: 50,5,10,1\nno-progress: true\n")
-	if err != nil || f.policy.Quota == nil || f.policy.Quota.Tokens != 50 || !f.policy.NoProgress {
-		t.Errorf("policy file: policy %+v, error %v", f.policy, err)
-	}
-	if _, err := check(nil, "no-progress: true\nretry-quota: 0\n"); err == nil || !strings.Contains(err.Error(), "policy.txt:2: retry-quota: ") {
-		t.Errorf("policy file retry-quota: 0: error %v", err)
-	}
-	if _, err := check([]string{"--retry-quota", "5,1"}, ""); err == nil || !strings.HasPrefix(err.Error(), "--retry-quota: ") {
-		t.Errorf("--retry-quota 5,1: error %v", err)
-	}
-	f, err = check([]string{"--retry-concurrency", "4"}, "")
-	if err != nil || f.policy.RetryLane != 4 || f.policy.String() != "--retry-concurrency 4" {
-		t.Errorf("--retry-concurrency 4: policy %+v, error %v", f.policy, err)
-	}
-	if f, err = check(nil, "retry-concurrency: 2\n"); err != nil || f.policy.RetryLane != 2 {
-		t.Errorf("policy file retry-concurrency: 2: policy %+v, error %v", f.policy, err)
-	}
-	if _, err := check(nil, "# lanes\nretry-concurrency: 0\n"); err == nil || !strings.Contains(err.Error(), "policy.txt:2: retry-concurrency: ") {
-		t.Errorf("policy file retry-concurrency: 0: error %v", err)
-	}
-}
-
 // TestFailedByAndPeak: the modeled failures are typed by why the policy
 // stopped, and the count of each matches gen's re-run (its truth records
 // why each request gave up): the quota's and no-progress stops within 10%

@@ -9,7 +9,6 @@ import (
 	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/report"
-	"github.com/retryscope/retryscope/whatif"
 )
 
 const reportExamples = `
@@ -61,7 +60,7 @@ func runReport(ctx context.Context, e env, args []string) error {
 		return usageErrorf("report", "report takes no arguments (got %q); name the database with --db", fs.Arg(0))
 	}
 	if *whatifPolicy != "" {
-		block, err := whatif.ReportBlock(*whatifPolicy)
+		block, err := whatifReportBlock(*whatifPolicy)
 		if err != nil {
 			return &usageError{"report", fmt.Errorf("--whatif: %w", err)}
 		}

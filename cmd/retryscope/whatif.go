@@ -5,22 +5,21 @@ import (
 	"fmt"
 
 	"github.com/retryscope/retryscope/internal/pipeline"
-	"github.com/retryscope/retryscope/whatif"
 )
 
 // runWhatif is "retryscope whatif".
 func runWhatif(ctx context.Context, e env, args []string) error {
-	fs := newFlags("whatif", whatif.Synopsis, whatif.Examples)
+	fs := newFlags("whatif", whatifSynopsis, whatifExamples)
 	var db dbFlags
 	db.register(fs, false)
-	var wf whatif.Flags
-	wf.Register(fs)
+	var wf whatifFlags
+	wf.register(fs)
 	var rb rebuildFlags
 	rb.register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return err
 	}
-	if err := wf.Check(fs.Args()); err != nil {
+	if err := wf.check(fs.Args()); err != nil {
 		return &usageError{"whatif", err}
 	}
 	rbOpt, err := rb.options()
@@ -35,5 +34,5 @@ func runWhatif(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("whatif: %w", err)
 	}
 	defer st.Close()
-	return wf.Run(ctx, st, e.stdout)
+	return wf.run(ctx, st, e.stdout)
 }

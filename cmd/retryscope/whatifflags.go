@@ -1,26 +1,22 @@
-package whatif
+package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"github.com/retryscope/retryscope/model"
-	"github.com/retryscope/retryscope/report"
 	"io"
 	"os"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/retryscope/retryscope/internal/flagval"
-
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/report"
+	"github.com/retryscope/retryscope/whatif"
 )
 
-// Synopsis is `retryscope whatif --help`'s usage line and description.
-const Synopsis = `whatif [--db FILE] [--policy FILE]
+// whatifSynopsis is `retryscope whatif --help`'s usage line and description.
+const whatifSynopsis = `whatif [--db FILE] [--policy FILE]
        [--max-attempts N|app=N,sdk=M] [--retry-budget RATIO[,WINDOW,FLOOR]]
        [--per-task-budget N] [--deadline D] [--no-retry-on TRIGGER,...]
        [--retry-quota TOKENS[,COST,TIMEOUT_COST,GAIN]] [--no-progress]
@@ -30,8 +26,8 @@ const Synopsis = `whatif [--db FILE] [--policy FILE]
 Replay the recorded logical requests under another retry policy and print
 the figures it would have produced beside the recorded ones.`
 
-// Examples are `retryscope whatif --help`'s.
-const Examples = `
+// whatifExamples are `retryscope whatif --help`'s.
+const whatifExamples = `
   retryscope whatif --max-attempts 1
   retryscope whatif --max-attempts app=1,sdk=1
   retryscope whatif --max-attempts app=1,fallback=0
@@ -58,20 +54,20 @@ they answer the load the policy offers. The assumptions are printed with
 the figures.
 `
 
-// Flags are the command line of a replay: the policy and the format.
-type Flags struct {
+// whatifFlags are the command line of a replay: the policy and the format.
+type whatifFlags struct {
 	maxAttempts, budget, quota, lane, noRetryOn, format string
 	perTask, deadline, taskKey, policyFile              string
 	backoff                                             []string
 	seed                                                int64
 	feedback, noProgress                                bool
 	workers                                             int
-	policy                                              Policy
+	policy                                              whatif.Policy
 	fs                                                  *pflag.FlagSet
 }
 
-// Register adds the flags to fs.
-func (f *Flags) Register(fs *pflag.FlagSet) {
+// register adds the flags to fs.
+func (f *whatifFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.maxAttempts, "max-attempts", "", `attempts per call, the first included: N (the innermost loop), or per loop "sdk=N", "app=N,sdk=M"; app=N counts the app's tries before its fallback try, which stays unless fallback=0 (default: as recorded)`)
 	fs.StringVar(&f.budget, "retry-budget", "", "retries allowed per successful attempt: RATIO[,WINDOW,FLOOR], e.g. 0.1 or 0.1,10s,5 (default window 10s, floor 5; default: no budget)")
 	fs.StringVar(&f.quota, "retry-quota", "", "a retry quota per client service, as the AWS SDKs' standard retryer: TOKENS[,COST,TIMEOUT_COST,GAIN], e.g. 500 (a retry takes 5 tokens, 10 after a timeout; a successful retry gives them back, a first-attempt success adds 1; default: no quota)")
@@ -90,106 +86,49 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	f.fs = fs
 }
 
-// maxPolicyFile bounds a policy file: it is read whole.
-const maxPolicyFile = 64 << 10
-
-// policyKeys are the settings a policy file may hold: the policy's flags.
-var policyKeys = []string{"max-attempts", "retry-budget", "retry-quota", "retry-concurrency", "no-progress", "per-task-budget", "task-key", "deadline", "no-retry-on", "backoff", "feedback"}
-
 // readPolicyFile sets, from the policy file, every policy flag not given
 // on the command line.
-func (f *Flags) readPolicyFile() error {
+func (f *whatifFlags) readPolicyFile() error {
 	fi, err := os.Stat(f.policyFile)
 	if err != nil {
 		return err
 	}
-	if fi.Size() > maxPolicyFile {
-		return fmt.Errorf("%s: %d bytes; a policy file holds a few lines (at most %d bytes)", f.policyFile, fi.Size(), maxPolicyFile)
+	if fi.Size() > whatif.MaxPolicyFile {
+		return fmt.Errorf("%s: %d bytes; a policy file holds a few lines (at most %d bytes)", f.policyFile, fi.Size(), whatif.MaxPolicyFile)
 	}
-	data, err := os.ReadFile(f.policyFile)
+	file, err := os.Open(f.policyFile)
 	if err != nil {
 		return err
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a byte-order mark some editors write
+	defer file.Close()
+	settings, err := whatif.ReadPolicyFile(file, f.policyFile)
+	if err != nil {
+		return err
+	}
 	given := map[string]bool{}
-	for _, k := range policyKeys {
+	for _, k := range whatif.PolicyKeys {
 		given[k] = f.fs != nil && f.fs.Changed(k)
 	}
 	// A --backoff on the command line replaces the file's for its layer
 	// only.
 	for _, v := range f.backoff {
-		if layer, _, err := ParseBackoff(v); err == nil {
+		if layer, _, err := whatif.ParseBackoff(v); err == nil {
 			given["backoff "+layer] = true
 		}
 	}
-	seen := map[string]int{}
-	for i, line := range strings.Split(string(data), "\n") {
-		if j := strings.IndexByte(line, '#'); j >= 0 {
-			line = line[:j]
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
+	for _, st := range settings {
+		if given[st.Key] {
 			continue
 		}
-		at := fmt.Sprintf("%s:%d", f.policyFile, i+1)
-		name, value, ok := strings.Cut(line, ":")
-		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
-		switch {
-		case !ok:
-			return fmt.Errorf("%s: want name: value, e.g. max-attempts: 2", at)
-		case !slices.Contains(policyKeys, name):
-			return fmt.Errorf("%s: unknown setting %q (want one of %s)", at, name, strings.Join(policyKeys, ", "))
-		case value == "":
-			return fmt.Errorf("%s: %s has no value", at, name)
-		}
-		key, err := checkSetting(name, value)
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", at, name, err)
-		}
-		if prev, ok := seen[key]; ok {
-			return fmt.Errorf("%s: %s is set again (first on line %d)", at, key, prev)
-		}
-		seen[key] = i + 1
-		if given[key] {
-			continue
-		}
-		if err := f.fs.Set(name, value); err != nil {
-			return fmt.Errorf("%s: %s: %w", at, name, err)
+		if err := f.fs.Set(st.Name, st.Value); err != nil {
+			return fmt.Errorf("%s:%d: %s: %w", f.policyFile, st.Line, st.Name, err)
 		}
 	}
 	return nil
 }
 
-// checkSetting checks a policy file's value for name and returns what it
-// sets: the name, or for a backoff "backoff LAYER".
-func checkSetting(name, value string) (string, error) {
-	var err error
-	switch name {
-	case "max-attempts":
-		_, _, _, err = ParseMaxAttemptsFallback(value)
-	case "retry-budget":
-		_, err = ParseBudget(value)
-	case "retry-quota":
-		_, err = ParseQuota(value)
-	case "retry-concurrency":
-		_, err = ParseRetryLane(value)
-	case "per-task-budget":
-		_, err = ParsePerTaskBudget(value)
-	case "deadline":
-		_, err = ParseDeadline(value)
-	case "no-retry-on":
-		_, err = ParseTriggers(value)
-	case "feedback", "no-progress":
-		_, err = strconv.ParseBool(value)
-	case "backoff":
-		layer, _, err := ParseBackoff(value)
-		return name + " " + layer, err
-	}
-	return name, err
-}
-
-// Check reads the flags into the policy; args must be empty.
-func (f *Flags) Check(args []string) error {
+// check reads the flags into the policy; args must be empty.
+func (f *whatifFlags) check(args []string) error {
 	switch {
 	case len(args) > 0:
 		return fmt.Errorf("whatif takes no arguments (got %q); name the database with --db", args[0])
@@ -199,7 +138,7 @@ func (f *Flags) Check(args []string) error {
 	return f.checkPolicy()
 }
 
-func (f *Flags) checkPolicy() error {
+func (f *whatifFlags) checkPolicy() error {
 	var err error
 	if f.policyFile != "" {
 		if err := f.readPolicyFile(); err != nil {
@@ -207,43 +146,43 @@ func (f *Flags) checkPolicy() error {
 		}
 	}
 	if f.maxAttempts != "" {
-		if f.policy.Inner, f.policy.App, f.policy.NoFallback, err = ParseMaxAttemptsFallback(f.maxAttempts); err != nil {
+		if f.policy.Inner, f.policy.App, f.policy.NoFallback, err = whatif.ParseMaxAttemptsFallback(f.maxAttempts); err != nil {
 			return fmt.Errorf("--max-attempts: %w", err)
 		}
 	}
 	if f.budget != "" {
-		if f.policy.Budget, err = ParseBudget(f.budget); err != nil {
+		if f.policy.Budget, err = whatif.ParseBudget(f.budget); err != nil {
 			return fmt.Errorf("--retry-budget: %w", err)
 		}
 	}
 	f.policy.NoProgress = f.noProgress
 	if f.lane != "" {
-		if f.policy.RetryLane, err = ParseRetryLane(f.lane); err != nil {
+		if f.policy.RetryLane, err = whatif.ParseRetryLane(f.lane); err != nil {
 			return fmt.Errorf("--retry-concurrency: %w", err)
 		}
 	}
 	if f.quota != "" {
-		if f.policy.Quota, err = ParseQuota(f.quota); err != nil {
+		if f.policy.Quota, err = whatif.ParseQuota(f.quota); err != nil {
 			return fmt.Errorf("--retry-quota: %w", err)
 		}
 	}
 	if f.noRetryOn != "" {
-		if f.policy.NoRetryOn, err = ParseTriggers(f.noRetryOn); err != nil {
+		if f.policy.NoRetryOn, err = whatif.ParseTriggers(f.noRetryOn); err != nil {
 			return fmt.Errorf("--no-retry-on: %w", err)
 		}
 	}
 	if f.perTask != "" {
-		if f.policy.PerTaskBudget, err = ParsePerTaskBudget(f.perTask); err != nil {
+		if f.policy.PerTaskBudget, err = whatif.ParsePerTaskBudget(f.perTask); err != nil {
 			return fmt.Errorf("--per-task-budget: %w", err)
 		}
 	}
 	if f.deadline != "" {
-		if f.policy.Deadline, err = ParseDeadline(f.deadline); err != nil {
+		if f.policy.Deadline, err = whatif.ParseDeadline(f.deadline); err != nil {
 			return fmt.Errorf("--deadline: %w", err)
 		}
 	}
 	for _, s := range f.backoff {
-		layer, b, err := ParseBackoff(s)
+		layer, b, err := whatif.ParseBackoff(s)
 		if err != nil {
 			return fmt.Errorf("--backoff: %w", err)
 		}
@@ -256,25 +195,25 @@ func (f *Flags) checkPolicy() error {
 	return nil
 }
 
-// Run replays the requests of st under the policy and writes the result.
-func (f *Flags) Run(ctx context.Context, st *store.Store, w io.Writer) error {
-	res, err := Replay(ctx, st, f.policy, Options{Seed: f.seed, Feedback: f.feedback, TaskKey: f.taskKey, Workers: f.workers})
+// run replays the requests of st under the policy and writes the result.
+func (f *whatifFlags) run(ctx context.Context, st *store.Store, w io.Writer) error {
+	res, err := whatif.Replay(ctx, st, f.policy, whatif.Options{Seed: f.seed, Feedback: f.feedback, TaskKey: f.taskKey, Workers: f.workers})
 	if err != nil {
 		return err
 	}
 	if f.format == "json" {
-		return WriteJSON(w, res)
+		return whatif.WriteJSON(w, res)
 	}
-	return WriteText(w, res)
+	return whatif.WriteText(w, res)
 }
 
-// ReportBlock reads the policy file path (as --policy reads it) and returns
-// what adds a replay under it to a report: report.Options.Whatif. The
-// report's window bounds the requests replayed, and its --task-key names
-// their tasks unless the file does.
-func ReportBlock(path string) (func(context.Context, *store.Store, model.Window, string) (any, []report.Table, error), error) {
-	f := &Flags{}
-	f.Register(pflag.NewFlagSet("whatif", pflag.ContinueOnError))
+// whatifReportBlock reads the policy file path (as --policy reads it) and
+// returns what adds a replay under it to a report: report.Options.Whatif.
+// The report's window bounds the requests replayed, and its --task-key
+// names their tasks unless the file does.
+func whatifReportBlock(path string) (func(context.Context, *store.Store, model.Window, string) (any, []report.Table, error), error) {
+	f := &whatifFlags{}
+	f.register(pflag.NewFlagSet("whatif", pflag.ContinueOnError))
 	f.policyFile = path
 	if err := f.checkPolicy(); err != nil {
 		return nil, err
@@ -283,7 +222,7 @@ func ReportBlock(path string) (func(context.Context, *store.Store, model.Window,
 		if f.taskKey != "" {
 			taskKey = f.taskKey
 		}
-		res, err := Replay(ctx, st, f.policy, Options{Seed: f.seed, Feedback: f.feedback, TaskKey: taskKey, Window: window, Workers: f.workers})
+		res, err := whatif.Replay(ctx, st, f.policy, whatif.Options{Seed: f.seed, Feedback: f.feedback, TaskKey: taskKey, Window: window, Workers: f.workers})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -79,6 +79,15 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 		fmt.Fprintf(opt.Log, "%s: %s\n", shown(m.path), m.rej.Detail)
 		sum.Rejected[m.rej.Reason]++
 	}
+	for _, path := range files {
+		// Both passes read every input: a stream read once is gone.
+		if path == "-" {
+			return sum, fmt.Errorf("shard reads its inputs twice, and standard input only once: name the files")
+		}
+		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+			return sum, fmt.Errorf("%s: shard reads its inputs twice, and a pipe or special file only once: copy it to a file first", path)
+		}
+	}
 	clientRooted := map[pcommon.TraceID]string{}
 	for _, path := range files {
 		err := eachRecord(ctx, path, opt.Limits, opt.Log, nil, func(td ptrace.Traces) error {

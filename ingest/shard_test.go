@@ -106,3 +106,16 @@ func TestShardKeepsTracesAndClientsWhole(t *testing.T) {
 	}
 	t.Logf("spans per shard %v", sum.Spans)
 }
+
+// TestShardRefusesStreams: both passes read every input, so standard input
+// and pipes, which can be read once, are refused before anything is
+// written.
+func TestShardRefusesStreams(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "shards")
+	if _, err := ingest.Shard(context.Background(), []string{"-"}, ingest.ShardOptions{N: 2, Dir: out}); err == nil || !strings.Contains(err.Error(), "standard input") {
+		t.Errorf("stdin: error %v", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("shards written: %v", err)
+	}
+}

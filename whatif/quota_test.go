@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
@@ -201,5 +202,23 @@ func TestPredictsRetryLane(t *testing.T) {
 			t.Logf("%s: recorded: amplification %.4f, final failure %.4f", c.name, without.Amplification, without.FinalFailureRate)
 			checkPrediction(t, c.name, pred, want, c.rel, 0.005, 0.10)
 		})
+	}
+}
+
+// TestStopAsRecorded: a request the policy changed (here its waits) but
+// that still ends where the recording ended keeps its recorded reason; one
+// the policy cut is typed by the policy.
+func TestStopAsRecorded(t *testing.T) {
+	gaveUp := request("gave-up", "", 0, "server_error", "client_error")
+	gaveUp.detail = "not_retryable"
+	cut := request("cut", "", 1e9, "server_error", "server_error", "")
+	reqs := []*recRequest{gaveUp, cut}
+	res := replay(reqs, Policy{Inner: 2, InnerBackoff: &Backoff{Kind: "fixed", Base: 10 * time.Millisecond, Cap: 10 * time.Millisecond}}, Options{Seed: 1})
+	got := res.Overall.Modeled.FailedBy
+	if got["not_retryable"] != 1 || got[StopAttemptCap] != 1 || len(got) != 2 {
+		t.Errorf("failed by %v, want not_retryable 1 (as recorded) and attempt_cap 1 (cut)", got)
+	}
+	if rec := res.Overall.Recorded.FailedBy; rec["not_retryable"] != 1 || len(rec) != 1 {
+		t.Errorf("recorded failed by %v", rec)
 	}
 }

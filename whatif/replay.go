@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"github.com/retryscope/retryscope/model"
@@ -270,6 +271,10 @@ func (r *replayer) attemptEnded(s *replayed, nowNs int64) {
 	}
 	next, ok := r.nextAttempt(s, last)
 	s.stop = StopAttemptCap
+	if !ok && s.endedAsRecorded(last) {
+		// It stopped where the recorded request stopped, for its reason.
+		s.stop = cmp.Or(s.req.detail, "unstated")
+	}
 	if ok {
 		if s.stop = r.admits(s, next, nowNs); s.stop != "" {
 			ok, s.changed = false, true
@@ -359,6 +364,12 @@ const (
 	StopRetryBudget = "retry_budget" // the retry budget was spent
 	StopNoCapacity  = "no_capacity"  // its client's retry lane was full (--retry-concurrency)
 )
+
+// endedAsRecorded: last is the recorded request's final attempt, reached
+// with none of the recorded attempts cut and none drawn.
+func (s *replayed) endedAsRecorded(last modAttempt) bool {
+	return !s.drawn && len(s.spare) == 0 && last.rec == len(s.req.attempts)-1 && s.next >= len(s.req.attempts)
+}
 
 // repeatsFailure: next retries the innermost loop of a call whose last two
 // attempts failed the same way (Policy.NoProgress).

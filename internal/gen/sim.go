@@ -345,21 +345,27 @@ func (s *simulation) endAttempt(r *simRequest, a *attempt, now int64) {
 		s.finish(r, a, false, exhausted, now)
 		return
 	}
+	// The stops are checked in the order the what-if replay checks them,
+	// and a retry spends budget or quota only once every check let it.
+	inner := layer == len(r.layers)-1
+	if s.cfg.Policy.NoProgress && inner && repeatsFailure(r, a) {
+		s.finish(r, a, false, "no_progress", now)
+		return
+	}
+	if n := s.cfg.Policy.RetryLane; n > 0 && inner && s.retryLane[r.service] >= n {
+		s.finish(r, a, false, "no_capacity", now)
+		return
+	}
+	if s.quota != nil && inner && !s.quota.has(r, a, float64(s.cfg.Policy.Quota)) {
+		s.finish(r, a, false, "quota", now)
+		return
+	}
 	if s.budget != nil && !s.budget.allowRetry(now) {
 		s.finish(r, a, false, "budget", now)
 		return
 	}
-	if n := s.cfg.Policy.RetryLane; n > 0 && layer == len(r.layers)-1 && s.retryLane[r.service] >= n {
-		s.finish(r, a, false, "no_capacity", now)
-		return
-	}
-	if s.cfg.Policy.NoProgress && layer == len(r.layers)-1 && repeatsFailure(r, a) {
-		s.finish(r, a, false, "no_progress", now)
-		return
-	}
-	if s.quota != nil && layer == len(r.layers)-1 && !s.quota.take(r, a, float64(s.cfg.Policy.Quota)) {
-		s.finish(r, a, false, "quota", now)
-		return
+	if s.quota != nil && inner {
+		s.quota.take(r, a, float64(s.cfg.Policy.Quota))
 	}
 	s.scheduleRetry(r, a, layer, now)
 }
@@ -592,20 +598,25 @@ func (q retryQuotas) observe(r *simRequest, a *attempt, initial float64) {
 	b.tokens = min(initial, b.tokens+cost)
 }
 
-// take takes the tokens of a retry after a, or reports that too few are
-// left.
-func (q retryQuotas) take(r *simRequest, a *attempt, initial float64) bool {
-	b := q.of(r, initial)
-	cost := float64(quotaRetryCost)
+// quotaCostAfter is what a retry after a takes from a quota.
+func quotaCostAfter(a *attempt) float64 {
 	if a.fault == faultTimeout {
-		cost = quotaTimeoutCost
+		return quotaTimeoutCost
 	}
-	if b.tokens < cost {
-		return false
-	}
+	return quotaRetryCost
+}
+
+// has reports whether r's client has the tokens of a retry after a.
+func (q retryQuotas) has(r *simRequest, a *attempt, initial float64) bool {
+	return q.of(r, initial).tokens >= quotaCostAfter(a)
+}
+
+// take takes the tokens of a retry after a (has said there are enough).
+func (q retryQuotas) take(r *simRequest, a *attempt, initial float64) {
+	b := q.of(r, initial)
+	cost := quotaCostAfter(a)
 	b.tokens -= cost
 	b.taken[r] = cost
-	return true
 }
 
 // servedWindows hold, per client (service and model) and route, the

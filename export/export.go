@@ -26,7 +26,7 @@ import (
 // Tables lists what is exported, in order. Each has a query file
 // queries/export_<name>.sql that yields the documented columns plus a DATE
 // column "date" (the request's UTC start day).
-var Tables = []string{"requests", "attempts", "baselines", "daily", "join_alternatives"}
+var Tables = []string{"requests", "attempts", "baselines", "daily", "join_alternatives", "baseline_arms"}
 
 // Options choose what to write.
 type Options struct {

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -72,6 +75,21 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 		opt.Log = io.Discard
 	}
 	files, _, missing, truth := expand(paths, opt.Exclude)
+	// A shard written by an earlier run under an input directory is not
+	// an input: it would be read while it is written again.
+	if outAbs, err := filepath.Abs(opt.Dir); err == nil {
+		files = slices.DeleteFunc(files, func(f string) bool {
+			abs, err := filepath.Abs(f)
+			if err != nil {
+				return false
+			}
+			if rel, err := filepath.Rel(outAbs, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				fmt.Fprintf(opt.Log, "%s: left out: under the shards' directory %s\n", shown(f), opt.Dir)
+				return true
+			}
+			return false
+		})
+	}
 	for _, p := range truth {
 		fmt.Fprintf(opt.Log, "%s: left out: a truth file of retryscope gen, not traces\n", shown(p))
 	}
@@ -227,8 +245,17 @@ func eachRecord(ctx context.Context, path string, lim Limits, log io.Writer, rej
 		} else {
 			td, err = (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(rec.data)
 		}
-		if err != nil {
-			reject("bad_record", firstLine(err.Error()))
+		// The reasons ingest gives the same records (decodeRecord).
+		switch {
+		case err != nil && rec.json:
+			reject("bad_json", firstLine(err.Error()))
+			continue
+		case err != nil:
+			reject("bad_protobuf", firstLine(err.Error()))
+			continue
+		case rec.json && td.ResourceSpans().Len() == 0 && !bytes.Contains(rec.data, []byte(`"resourceSpans"`)) &&
+			!bytes.Contains(rec.data, []byte(`"resource_spans"`)):
+			reject("not_otlp", "JSON without resourceSpans: not an OTLP trace export")
 			continue
 		}
 		if err := fn(td); err != nil {

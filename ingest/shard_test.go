@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,6 +33,7 @@ func TestShardKeepsTracesAndClientsWhole(t *testing.T) {
 	var lines bytes.Buffer
 	gen.WriteJSONLines(&lines, res.Traces[:half])
 	lines.WriteString("{\"resourceSpans\": [not json\n")
+	lines.WriteString("{\"resourceMetrics\": []}\n")
 	gen.WriteJSONLines(&lines, res.Traces[half:half+1])
 	if err := os.WriteFile(filepath.Join(dir, "a.jsonl"), lines.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -48,7 +50,7 @@ func TestShardKeepsTracesAndClientsWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Files != 2 || sum.Rejected["bad_json"]+sum.Rejected["bad_record"] != 1 || !strings.Contains(log.String(), "a.jsonl: left out") {
+	if sum.Files != 2 || sum.Rejected["bad_json"] != 1 || sum.Rejected["not_otlp"] != 1 || !strings.Contains(log.String(), "a.jsonl: left out") {
 		t.Errorf("files %d, rejected %v, log:\n%s", sum.Files, sum.Rejected, log.String())
 	}
 	shardOfTrace := map[string]int{}
@@ -103,6 +105,20 @@ func TestShardKeepsTracesAndClientsWhole(t *testing.T) {
 	}
 	if len(shardOfClient) == 0 {
 		t.Error("no split traces: the client rule is not put to the test")
+	}
+
+	// Run again with the shards under the input directory: they are left
+	// out, and the shards come out the same.
+	inner := filepath.Join(dir, "shards")
+	if _, err := ingest.Shard(context.Background(), []string{dir}, ingest.ShardOptions{N: 3, Dir: inner}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ingest.Shard(context.Background(), []string{dir}, ingest.ShardOptions{N: 3, Dir: inner, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Files != 2 || !slices.Equal(again.Spans, sum.Spans) || !strings.Contains(log.String(), "under the shards' directory") {
+		t.Errorf("again: %d files, spans %v (first %v)", again.Files, again.Spans, sum.Spans)
 	}
 	t.Logf("spans per shard %v", sum.Spans)
 }

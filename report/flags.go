@@ -282,6 +282,10 @@ func (r *Flags) SetWhatif(f func(context.Context, *store.Store, model.Window, st
 	r.opt.Whatif = f
 }
 
+// SetDataset says the store holds the union of Parquet datasets (report
+// --dataset), whose spans, files and rejections stay with the shards.
+func (r *Flags) SetDataset() { r.opt.Dataset = true }
+
 // SetProgress has progress told as each step of building the report
 // begins (Options.Progress).
 func (r *Flags) SetProgress(progress func(step string, i, n int)) { r.opt.Progress = progress }

@@ -65,6 +65,7 @@ type Report struct {
 // settings are what the renderers need to know of the options.
 type settings struct {
 	source    string // the database, for headings
+	dataset   bool   // Options.Dataset
 	explain   bool
 	findings  bool   // the findings alone
 	baseline  string // the added-latency kind of the segments, "" for none
@@ -161,6 +162,9 @@ type Options struct {
 	// Workers is the capacity the offered load is set against; 0
 	// estimates it from the plateau of attempts in flight.
 	Workers int
+	// Dataset: the store holds the union of Parquet datasets (report
+	// --dataset), not spans; the heading says so.
+	Dataset bool
 	// Whatif, when set, replays the requests of the window under another
 	// retry policy (package whatif, which the report does not know), with
 	// the tasks of Segments.TaskKey: its value is the JSON's whatif block,
@@ -210,7 +214,7 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	}
 	rep := &Report{Schema: Schema, Window: newWindow(opt.Window, opt.Why), Baselines: []baseline.Block{},
 		Segments: []segment.Segment{}, SegmentBy: []string{}}
-	rep.settings = settings{source: opt.Source, explain: opt.Explain, findings: opt.FindingsOnly, ci: spec.CI,
+	rep.settings = settings{source: opt.Source, dataset: opt.Dataset, explain: opt.Explain, findings: opt.FindingsOnly, ci: spec.CI,
 		full: opt.Full, sections: opt.Sections}
 
 	// The workload is the segment engine with no filter; in the same pass

@@ -52,9 +52,7 @@ func WriteJSON(w io.Writer, rep *Report) error {
 func (rep *Report) heading() []string {
 	lines := []string{fmt.Sprintf("%s: %d files, %d spans, %d rejected records", rep.settings.source,
 		rep.Ingest.Files, rep.Ingest.Spans, rep.Ingest.Rejected)}
-	if rep.Ingest.Spans == 0 && rep.Workload.LogicalRequests > 0 {
-		// Requests without spans: the union of Parquet datasets (report
-		// --dataset), whose spans stay in the shards' databases.
+	if rep.settings.dataset {
 		lines[0] = rep.settings.source + ": the requests of Parquet datasets (their spans, files and rejections stay in the shards' databases)"
 	}
 	if w := rep.Window.text(); w != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/retryscope/retryscope/internal/pipeline"
@@ -70,16 +71,25 @@ func runReport(ctx context.Context, e env, args []string) error {
 		if fs.Changed("db") {
 			return usageErrorf("report", "--dataset reads Parquet datasets instead of a database: give --db or --dataset, not both")
 		}
+		if *whatifPolicy != "" {
+			return usageErrorf("report", "--whatif replays attempts with their spans, which a --dataset does not carry: run it on a shard's database (--db)")
+		}
+		for _, name := range []string{"id-key", "attempt-key", "first-token-event", "route-key", "model-key", "split-window", "config"} {
+			if fs.Changed(name) {
+				return usageErrorf("report", "--%s: the shards rebuilt their requests, so a --dataset takes no rebuild flags; give it to the shards' runs", name)
+			}
+		}
 		for _, name := range []string{"by", "where", "task-key"} {
 			if f := fs.Lookup(name); f != nil && (strings.Contains(f.Value.String(), "attr:") || strings.Contains(f.Value.String(), "resource:") || name == "task-key" && f.Changed) {
 				return usageErrorf("report", "--%s %s needs the spans, which a --dataset does not carry: report it from a shard's database (--db)", name, f.Value.String())
 			}
 		}
-		st, closeAll, err := pipeline.OpenDataset(ctx, *datasets, db.storeOptions())
+		st, closeAll, err := pipeline.OpenDataset(ctx, slices.Compact(slices.Sorted(slices.Values(*datasets))), db.storeOptions())
 		if err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 		defer closeAll()
+		out.SetDataset()
 		return writeReport(ctx, e, &out, st, strings.Join(*datasets, ", "), *explain)
 	}
 	st, err := pipeline.OpenDerived(ctx, db.path, db.openMode, rbOpt, e.stderr)

@@ -26,13 +26,15 @@ func TestShardedRunEqualsOneRun(t *testing.T) {
 	if err := os.Mkdir(dump, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	mustRunCLI(t, "gen", "--seed", "3", "--requests", "2500", "--shapes", "explicit,resend,grpc,wrapped,split,orphan,hedge,apploop,agent", "-o", filepath.Join(dump, "a.jsonl"))
+	mustRunCLI(t, "gen", "--seed", "3", "--requests", "2500", "--shapes", "explicit,resend,grpc,wrapped,split,orphan,hedge,apploop,agent", "--experiment", "0.2", "-o", filepath.Join(dump, "a.jsonl"))
 	mustRunCLI(t, "gen", "--seed", "4", "--requests", "1200", "--shapes", "split", "--split-workers", "8", "--format", "proto", "-o", filepath.Join(dump, "b.pb"))
 
 	mustRunCLI(t, "run", "--db", filepath.Join(root, "day.duckdb"), "--parquet", filepath.Join(root, "pq-day"), "--report", filepath.Join(root, "day.txt"), "--full", dump)
 	one, _ := mustRunCLI(t, "report", "--db", filepath.Join(root, "day.duckdb"), "--format", "json")
-	if m, _ := filepath.Glob(filepath.Join(root, "pq-day", "join_alternatives", "*", "*.parquet")); len(m) == 0 {
-		t.Error("the day has no doubtful joins: the ranges are not put to the test")
+	for _, table := range []string{"join_alternatives", "baseline_arms"} {
+		if m, _ := filepath.Glob(filepath.Join(root, "pq-day", table, "*", "*.parquet")); len(m) == 0 {
+			t.Errorf("the day wrote no %s: what a report reads of it is not put to the test", table)
+		}
 	}
 
 	shards := filepath.Join(root, "shards")
@@ -61,6 +63,19 @@ func TestShardedRunEqualsOneRun(t *testing.T) {
 	}
 	if len(a) != len(b) {
 		t.Errorf("sections: one run %v, shards %v", sortedKeys(a), sortedKeys(b))
+	}
+
+	// What needs the spans is refused, and a dataset named twice counts once.
+	pq1 := filepath.Join(root, "pq-1")
+	for _, extra := range [][]string{{"--by", "attr:user.id"}, {"--whatif", filepath.Join(root, "p.txt")}, {"--split-window", "5s"}, {"--db", filepath.Join(root, "day.duckdb")}} {
+		if code, _, stderr := runCLI(t, append([]string{"report", "--dataset", pq1}, extra...)...); code != exitUsage {
+			t.Errorf("report --dataset %v: exit %d, want %d\n%s", extra, code, exitUsage, stderr)
+		}
+	}
+	once, _ := mustRunCLI(t, "report", "--format", "json", "--dataset", pq1)
+	twice, _ := mustRunCLI(t, "report", "--format", "json", "--dataset", pq1, "--dataset", pq1)
+	if x, y := comparable(t, once)["workload"], comparable(t, twice)["workload"]; !reflect.DeepEqual(x, y) {
+		t.Errorf("a dataset named twice: %s", firstDifference("workload", x, y))
 	}
 }
 

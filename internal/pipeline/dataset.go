@@ -14,7 +14,7 @@ import (
 
 // datasetTables are the derived tables a report reads, loaded from the
 // Parquet datasets of shard runs (docs/sharding.md).
-var datasetTables = []string{"requests", "attempts", "baselines", "join_alternatives"}
+var datasetTables = []string{"requests", "attempts", "baselines", "join_alternatives", "baseline_arms"}
 
 // OpenDataset opens a scratch database in a temporary directory holding
 // the union of the requests, attempts and baselines of the Parquet
@@ -82,7 +82,14 @@ func loadParquet(ctx context.Context, st *store.Store, table string, dirs []stri
 	var globs []string
 	for _, d := range dirs {
 		g := filepath.Join(d, table, "*", "*.parquet")
-		if m, _ := filepath.Glob(g); len(m) > 0 {
+		if strings.ContainsAny(d, "*?[") {
+			return fmt.Errorf("dataset %s: a name with *, ? or [ would be read as a pattern; rename it", d)
+		}
+		m, err := filepath.Glob(g)
+		if err != nil {
+			return fmt.Errorf("dataset %s: %w", d, err)
+		}
+		if len(m) > 0 {
 			globs = append(globs, "'"+strings.ReplaceAll(g, "'", "''")+"'")
 		}
 	}
@@ -140,6 +147,6 @@ func judgeOutcomes(ctx context.Context, st *store.Store) error {
 	if err := st.ExecScript(ctx, "rebuild_outcomes"); err != nil {
 		return err
 	}
-	_, err := st.Conn.ExecContext(ctx, `DELETE FROM spans`)
+	_, err := st.Conn.ExecContext(ctx, `DELETE FROM spans; DROP TABLE dataset_stated`)
 	return err
 }

@@ -31,19 +31,9 @@ func TestPredictsRetryQuota(t *testing.T) {
 		{"storm, quota 60", storm, 60, 0.10, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			recorded, _ := workload.Rebuilt(t, c.cfg(func(*gen.Policy) {}))
-			rerun, _ := workload.Rebuilt(t, c.cfg(func(p *gen.Policy) { p.Quota = c.tokens }))
-			want := replayOf(t, rerun, Policy{}).Overall.Recorded
 			q := DefaultQuota
 			q.Tokens = float64(c.tokens)
-			p := Policy{Quota: &q}
-			pred := replayOf(t, recorded, p).Overall.Modeled
-			if c.feedback {
-				pred = replayFeedback(t, recorded, p).Overall.Modeled
-			}
-			without := replayOf(t, recorded, Policy{}).Overall.Modeled
-			t.Logf("%s: recorded without a quota: amplification %.4f, final failure %.4f", c.name, without.Amplification, without.FinalFailureRate)
-			checkPrediction(t, c.name, pred, want, c.rel, 0.005, 0.10)
+			predictRerun(t, c.name, c.cfg, func(p *gen.Policy) { p.Quota = c.tokens }, Policy{Quota: &q}, c.rel, c.feedback)
 		})
 	}
 }
@@ -93,17 +83,7 @@ func TestPredictsNoProgress(t *testing.T) {
 		{"storm", storm, 0.10, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			recorded, _ := workload.Rebuilt(t, c.cfg(func(*gen.Policy) {}))
-			rerun, _ := workload.Rebuilt(t, c.cfg(func(p *gen.Policy) { p.NoProgress = true }))
-			want := replayOf(t, rerun, Policy{}).Overall.Recorded
-			p := Policy{NoProgress: true}
-			pred := replayOf(t, recorded, p).Overall.Modeled
-			if c.feedback {
-				pred = replayFeedback(t, recorded, p).Overall.Modeled
-			}
-			without := replayOf(t, recorded, Policy{}).Overall.Modeled
-			t.Logf("%s: recorded: amplification %.4f, final failure %.4f", c.name, without.Amplification, without.FinalFailureRate)
-			checkPrediction(t, c.name+", no progress", pred, want, c.rel, 0.005, 0.10)
+			predictRerun(t, c.name+", no progress", c.cfg, func(p *gen.Policy) { p.NoProgress = true }, Policy{NoProgress: true}, c.rel, c.feedback)
 		})
 	}
 }
@@ -190,17 +170,7 @@ func TestPredictsRetryLane(t *testing.T) {
 		{"storm, 3 retries", storm, 3, 0.10, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			recorded, _ := workload.Rebuilt(t, c.cfg(func(*gen.Policy) {}))
-			rerun, _ := workload.Rebuilt(t, c.cfg(func(p *gen.Policy) { p.RetryLane = c.lane }))
-			want := replayOf(t, rerun, Policy{}).Overall.Recorded
-			p := Policy{RetryLane: c.lane}
-			pred := replayOf(t, recorded, p).Overall.Modeled
-			if c.feedback {
-				pred = replayFeedback(t, recorded, p).Overall.Modeled
-			}
-			without := replayOf(t, recorded, Policy{}).Overall.Modeled
-			t.Logf("%s: recorded: amplification %.4f, final failure %.4f", c.name, without.Amplification, without.FinalFailureRate)
-			checkPrediction(t, c.name, pred, want, c.rel, 0.005, 0.10)
+			predictRerun(t, c.name, c.cfg, func(p *gen.Policy) { p.RetryLane = c.lane }, Policy{RetryLane: c.lane}, c.rel, c.feedback)
 		})
 	}
 }
@@ -221,4 +191,22 @@ func TestStopAsRecorded(t *testing.T) {
 	if rec := res.Overall.Recorded.FailedBy; rec["not_retryable"] != 1 || len(rec) != 1 {
 		t.Errorf("recorded failed by %v", rec)
 	}
+}
+
+// predictRerun replays the workload cfg makes under policy (with feedback
+// when asked) and holds it to gen's re-run of the same workload with
+// change and common random numbers: amplification and final failure
+// within rel (or 0.005), p99 within 10%.
+func predictRerun(t *testing.T, name string, cfg func(func(*gen.Policy)) gen.Config, change func(*gen.Policy), policy Policy, rel float64, feedback bool) {
+	t.Helper()
+	recorded, _ := workload.Rebuilt(t, cfg(func(*gen.Policy) {}))
+	rerun, _ := workload.Rebuilt(t, cfg(change))
+	want := replayOf(t, rerun, Policy{}).Overall.Recorded
+	pred := replayOf(t, recorded, policy).Overall.Modeled
+	if feedback {
+		pred = replayFeedback(t, recorded, policy).Overall.Modeled
+	}
+	without := replayOf(t, recorded, Policy{}).Overall.Modeled
+	t.Logf("%s: as recorded: amplification %.4f, final failure %.4f", name, without.Amplification, without.FinalFailureRate)
+	checkPrediction(t, name, pred, want, rel, 0.005, 0.10)
 }

@@ -90,8 +90,25 @@ type decoded struct {
 // decodeRecord turns one framed record into spans, quarantining the ones
 // with impossible values.
 func decodeRecord(rec record, lim Limits) decoded {
+	td, rej := unmarshalRecord(rec)
+	if rej != nil {
+		return decoded{rejections: []model.Rejection{*rej}}
+	}
+	// A batch's text is about 0.85 times the protobuf it came from and
+	// 0.4 times the JSON (ids in hex, JSON's syntax gone).
+	textHint := len(rec.data)
+	if rec.json {
+		textHint /= 2
+	}
+	return flatten(td, rec.offset, lim, textHint)
+}
+
+// unmarshalRecord decodes one framed record as OTLP traces, or says why it
+// is rejected: a problem of its framing, bad JSON or protobuf, or JSON
+// that is no trace export.
+func unmarshalRecord(rec record) (ptrace.Traces, *model.Rejection) {
 	if rec.problem != nil {
-		return decoded{rejections: []model.Rejection{{Offset: rec.offset, Reason: rec.problem.reason, Detail: rec.problem.detail}}}
+		return ptrace.Traces{}, &model.Rejection{Offset: rec.offset, Reason: rec.problem.reason, Detail: rec.problem.detail}
 	}
 	var td ptrace.Traces
 	var err error
@@ -105,20 +122,13 @@ func decodeRecord(rec record, lim Limits) decoded {
 		if rec.json {
 			reason = "bad_json"
 		}
-		return decoded{rejections: []model.Rejection{{Offset: rec.offset, Reason: reason, Detail: firstLine(err.Error())}}}
+		return ptrace.Traces{}, &model.Rejection{Offset: rec.offset, Reason: reason, Detail: firstLine(err.Error())}
 	}
 	if rec.json && td.ResourceSpans().Len() == 0 && !bytes.Contains(rec.data, []byte(`"resourceSpans"`)) &&
 		!bytes.Contains(rec.data, []byte(`"resource_spans"`)) {
-		return decoded{rejections: []model.Rejection{{Offset: rec.offset, Reason: "not_otlp",
-			Detail: "JSON without resourceSpans: not an OTLP trace export"}}}
+		return ptrace.Traces{}, &model.Rejection{Offset: rec.offset, Reason: "not_otlp", Detail: "JSON without resourceSpans: not an OTLP trace export"}
 	}
-	// A batch's text is about 0.85 times the protobuf it came from and
-	// 0.4 times the JSON (ids in hex, JSON's syntax gone).
-	textHint := len(rec.data)
-	if rec.json {
-		textHint /= 2
-	}
-	return flatten(td, rec.offset, lim, textHint)
+	return td, nil
 }
 
 func firstLine(s string) string {

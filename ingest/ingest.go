@@ -513,24 +513,32 @@ type spanSink interface {
 
 // readInto decodes the input on parallel workers, in order, and appends the
 // spans to tx. It returns the rejections.
-func readInto(ctx context.Context, tx spanSink, src *input, res *FileResult, opt Options) ([]model.Rejection, error) {
-	s, err := openStream(src.r, src.read.Load, src.size, opt.Limits)
+// openTraces opens src's stream of records, or says why the whole input is
+// rejected (with the stream, to be closed, when one was opened).
+func openTraces(src *input, lim Limits) (*stream, *model.Rejection) {
+	s, err := openStream(src.r, src.read.Load, src.size, lim)
 	if err != nil {
-		rej := model.Rejection{Reason: "corrupt_compression", Detail: err.Error()}
-		res.Rejected[rej.Reason]++
-		logRejection(opt.Log, res.Path, rej)
-		return []model.Rejection{rej}, nil
+		return nil, &model.Rejection{Reason: "corrupt_compression", Detail: err.Error()}
 	}
-	defer s.close()
-	res.Format, res.Compression = s.format, s.compression
-	if s.format == FormatUnknown || s.format == FormatEmpty {
-		rej := model.Rejection{Reason: "not_otlp", Detail: "not an OTLP trace export (neither OTLP/JSON nor OTLP/protobuf)"}
-		if s.format == FormatEmpty {
-			rej = model.Rejection{Reason: "empty_file", Detail: "nothing inside the " + s.compression + " stream"}
-		}
+	switch s.format {
+	case FormatUnknown:
+		return s, &model.Rejection{Reason: "not_otlp", Detail: "not an OTLP trace export (neither OTLP/JSON nor OTLP/protobuf)"}
+	case FormatEmpty:
+		return s, &model.Rejection{Reason: "empty_file", Detail: "nothing inside the " + s.compression + " stream"}
+	}
+	return s, nil
+}
+
+func readInto(ctx context.Context, tx spanSink, src *input, res *FileResult, opt Options) ([]model.Rejection, error) {
+	s, rej := openTraces(src, opt.Limits)
+	if s != nil {
+		defer s.close()
+		res.Format, res.Compression = s.format, s.compression
+	}
+	if rej != nil {
 		res.Rejected[rej.Reason]++
-		logRejection(opt.Log, res.Path, rej)
-		return []model.Rejection{rej}, nil
+		logRejection(opt.Log, res.Path, *rej)
+		return []model.Rejection{*rej}, nil
 	}
 
 	ctx, cancel := context.WithCancel(ctx)

@@ -2,11 +2,9 @@ package ingest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +13,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retryscope/retryscope/model"
 )
 
 // Sharding a day of dumps (docs/sharding.md). A logical request is rebuilt
@@ -39,8 +39,6 @@ type ShardOptions struct {
 	Limits Limits
 	// Log receives a line per file and one per record left out.
 	Log io.Writer
-	// Exclude lists files never to read.
-	Exclude []string
 }
 
 // ShardSummary is what Shard did.
@@ -50,8 +48,6 @@ type ShardSummary struct {
 	Spans []int64
 	// Rejected counts the records (or files) left out, by reason.
 	Rejected map[string]int64
-	// Dirs are the shards' directories, in shard order.
-	Dirs []string
 }
 
 // ShardDir is shard k's (from 1) directory of n under dir.
@@ -74,7 +70,7 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	files, _, missing, truth := expand(paths, opt.Exclude)
+	files, _, missing, truth := expand(paths, nil)
 	// A shard written by an earlier run under an input directory is not
 	// an input: it would be read while it is written again.
 	if outAbs, err := filepath.Abs(opt.Dir); err == nil {
@@ -106,12 +102,13 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 			return sum, fmt.Errorf("%s: shard reads its inputs twice, and a pipe or special file only once: copy it to a file first", path)
 		}
 	}
-	clientRooted := map[pcommon.TraceID]string{}
+	// The traces rooted in a CLIENT span, and the shard of their service.
+	clientRooted := map[pcommon.TraceID]int{}
 	for _, path := range files {
 		err := eachRecord(ctx, path, opt.Limits, opt.Log, nil, func(td ptrace.Traces) error {
 			eachSpan(td, func(service string, sp ptrace.Span) {
 				if sp.ParentSpanID().IsEmpty() && sp.Kind() == ptrace.SpanKindClient {
-					clientRooted[sp.TraceID()] = service
+					clientRooted[sp.TraceID()] = int(fnv32a([]byte("service\x00"+service)) % uint32(opt.N))
 				}
 			})
 			return nil
@@ -120,15 +117,12 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 			return sum, err
 		}
 	}
-	shardOf := func(service string, sp ptrace.Span) int {
-		h := fnv.New32a()
-		if svc, ok := clientRooted[sp.TraceID()]; ok {
-			h.Write([]byte("service\x00" + svc))
-		} else {
-			id := sp.TraceID()
-			h.Write(id[:])
+	shardOf := func(sp ptrace.Span) int {
+		id := sp.TraceID()
+		if k, ok := clientRooted[id]; ok {
+			return k
 		}
-		return int(h.Sum32() % uint32(opt.N))
+		return int(fnv32a(id[:]) % uint32(opt.N))
 	}
 	out := make([]*bufio.Writer, opt.N)
 	closers := make([]*os.File, opt.N)
@@ -149,7 +143,6 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 			return sum, err
 		}
 		closers[k], out[k] = f, bufio.NewWriterSize(f, 1<<20)
-		sum.Dirs = append(sum.Dirs, dir)
 	}
 	marshal := &ptrace.JSONMarshaler{}
 	for _, path := range files {
@@ -195,32 +188,30 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 }
 
 // eachRecord calls fn with every record of path that decodes; a record (or
-// the file) that does not is logged and, when rejected is not nil,
-// counted there.
+// the file) that does not is, when rejected is not nil, counted there and
+// logged, as ingest counts and logs it.
 func eachRecord(ctx context.Context, path string, lim Limits, log io.Writer, rejected map[string]int64, fn func(ptrace.Traces) error) error {
-	reject := func(reason, detail string) {
+	reject := func(r model.Rejection) {
 		if rejected != nil {
-			rejected[reason]++
-			fmt.Fprintf(log, "%s: left out (%s): %s\n", shown(path), reason, detail)
+			rejected[r.Reason]++
+			logRejection(log, path, r)
 		}
 	}
 	src, err := openInput(ctx, path, nil, DefaultFIFOWait)
 	if err != nil {
-		reject("unreadable", err.Error())
+		reject(model.Rejection{Reason: "unreadable", Detail: err.Error()})
 		return nil
 	}
 	defer src.close()
 	if src.file != nil {
 		src.r = countReader{src.file, src.read}
 	}
-	s, err := openStream(src.r, src.read.Load, src.size, lim)
-	if err != nil {
-		reject("corrupt_compression", err.Error())
-		return nil
+	s, rej := openTraces(src, lim)
+	if s != nil {
+		defer s.close()
 	}
-	defer s.close()
-	if s.format == FormatUnknown || s.format == FormatEmpty {
-		reject("not_otlp", "not an OTLP trace export (neither OTLP/JSON nor OTLP/protobuf)")
+	if rej != nil {
+		reject(*rej)
 		return nil
 	}
 	for {
@@ -232,30 +223,12 @@ func eachRecord(ctx context.Context, path string, lim Limits, log io.Writer, rej
 			return nil
 		}
 		if err != nil {
-			reject("read_error", err.Error())
+			reject(model.Rejection{Reason: "read_error", Detail: err.Error()})
 			return nil
 		}
-		if rec.problem != nil {
-			reject(rec.problem.reason, rec.problem.detail)
-			continue
-		}
-		var td ptrace.Traces
-		if rec.json {
-			td, err = (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(rec.data)
-		} else {
-			td, err = (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(rec.data)
-		}
-		// The reasons ingest gives the same records (decodeRecord).
-		switch {
-		case err != nil && rec.json:
-			reject("bad_json", firstLine(err.Error()))
-			continue
-		case err != nil:
-			reject("bad_protobuf", firstLine(err.Error()))
-			continue
-		case rec.json && td.ResourceSpans().Len() == 0 && !bytes.Contains(rec.data, []byte(`"resourceSpans"`)) &&
-			!bytes.Contains(rec.data, []byte(`"resource_spans"`)):
-			reject("not_otlp", "JSON without resourceSpans: not an OTLP trace export")
+		td, rej := unmarshalRecord(rec)
+		if rej != nil {
+			reject(*rej)
 			continue
 		}
 		if err := fn(td); err != nil {
@@ -288,9 +261,18 @@ func serviceName(rs ptrace.ResourceSpans) string {
 	return ""
 }
 
+// fnv32a is the 32-bit FNV-1a hash of b.
+func fnv32a(b []byte) uint32 {
+	h := uint32(2166136261)
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	return h
+}
+
 // split copies td's spans into n parts by shardOf, each span under a copy
 // of its resource and scope.
-func split(td ptrace.Traces, n int, shardOf func(string, ptrace.Span) int) []ptrace.Traces {
+func split(td ptrace.Traces, n int, shardOf func(ptrace.Span) int) []ptrace.Traces {
 	parts := make([]ptrace.Traces, n)
 	for k := range parts {
 		parts[k] = ptrace.NewTraces()
@@ -298,7 +280,6 @@ func split(td ptrace.Traces, n int, shardOf func(string, ptrace.Span) int) []ptr
 	rss := td.ResourceSpans()
 	for i := range rss.Len() {
 		rs := rss.At(i)
-		service := serviceName(rs)
 		outRS := make([]ptrace.ResourceSpans, n)
 		have := make([]bool, n)
 		sss := rs.ScopeSpans()
@@ -309,7 +290,7 @@ func split(td ptrace.Traces, n int, shardOf func(string, ptrace.Span) int) []ptr
 			spans := ss.Spans()
 			for k := range spans.Len() {
 				sp := spans.At(k)
-				s := shardOf(service, sp)
+				s := shardOf(sp)
 				if !have[s] {
 					outRS[s] = parts[s].ResourceSpans().AppendEmpty()
 					rs.Resource().CopyTo(outRS[s].Resource())

@@ -50,7 +50,7 @@ func TestShardKeepsTracesAndClientsWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Files != 2 || sum.Rejected["bad_json"] != 1 || sum.Rejected["not_otlp"] != 1 || !strings.Contains(log.String(), "a.jsonl: left out") {
+	if sum.Files != 2 || sum.Rejected["bad_json"] != 1 || sum.Rejected["not_otlp"] != 1 || !strings.Contains(log.String(), "a.jsonl:") || !strings.Contains(log.String(), ": bad_json: ") {
 		t.Errorf("files %d, rejected %v, log:\n%s", sum.Files, sum.Rejected, log.String())
 	}
 	shardOfTrace := map[string]int{}

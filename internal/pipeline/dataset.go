@@ -41,13 +41,18 @@ func OpenDataset(ctx context.Context, dirs []string, opt store.Options) (st *sto
 		st.Close()
 		os.RemoveAll(tmp)
 	}
+	var requests parquetSource
 	for _, table := range datasetTables {
-		if err := loadParquet(ctx, st, table, dirs); err != nil {
+		src, err := loadParquet(ctx, st, table, dirs)
+		if err != nil {
 			closeAll()
 			return nil, nil, err
 		}
+		if table == "requests" {
+			requests = src
+		}
 	}
-	if err := judgeOutcomes(ctx, st); err != nil {
+	if err := judgeOutcomes(ctx, st, requests); err != nil {
 		closeAll()
 		return nil, nil, fmt.Errorf("dataset: outcomes: %w", err)
 	}
@@ -59,54 +64,63 @@ func OpenDataset(ctx context.Context, dirs []string, opt store.Options) (st *sto
 	return st, closeAll, nil
 }
 
+// parquetSource is a table's files as DuckDB reads them (read_parquet of
+// their globs; "" without files) and the columns they hold.
+type parquetSource struct {
+	from    string
+	columns map[string]bool
+}
+
 // loadParquet inserts the rows of table's files under every dir, the
-// table's own columns read by name (the Parquet files carry more).
-func loadParquet(ctx context.Context, st *store.Store, table string, dirs []string) error {
+// table's own columns read by name (the Parquet files carry more), and
+// returns where it read them.
+func loadParquet(ctx context.Context, st *store.Store, table string, dirs []string) (parquetSource, error) {
+	var none parquetSource
 	rows, err := st.Conn.QueryContext(ctx, `SELECT column_name FROM duckdb_columns() WHERE table_name = $1 AND schema_name = 'main' ORDER BY column_index`, table)
 	if err != nil {
-		return err
+		return none, err
 	}
 	var cols []string
 	for rows.Next() {
 		var c string
 		if err := rows.Scan(&c); err != nil {
 			rows.Close()
-			return err
+			return none, err
 		}
 		cols = append(cols, `"`+c+`"`)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return none, err
 	}
 	var globs []string
 	for _, d := range dirs {
 		g := filepath.Join(d, table, "*", "*.parquet")
 		if strings.ContainsAny(d, "*?[") {
-			return fmt.Errorf("dataset %s: a name with *, ? or [ would be read as a pattern; rename it", d)
+			return none, fmt.Errorf("dataset %s: a name with *, ? or [ would be read as a pattern; rename it", d)
 		}
 		m, err := filepath.Glob(g)
 		if err != nil {
-			return fmt.Errorf("dataset %s: %w", d, err)
+			return none, fmt.Errorf("dataset %s: %w", d, err)
 		}
 		if len(m) > 0 {
 			globs = append(globs, "'"+strings.ReplaceAll(g, "'", "''")+"'")
 		}
 	}
 	if len(globs) == 0 {
-		return nil
+		return none, nil
 	}
 	src := fmt.Sprintf("read_parquet([%s], hive_partitioning = true, union_by_name = true)", strings.Join(globs, ", "))
 	have := map[string]bool{}
 	desc, err := st.Conn.QueryContext(ctx, "SELECT column_name FROM (DESCRIBE SELECT * FROM "+src+")")
 	if err != nil {
-		return fmt.Errorf("dataset %s: %w", table, err)
+		return none, fmt.Errorf("dataset %s: %w", table, err)
 	}
 	for desc.Next() {
 		var c string
 		if err := desc.Scan(&c); err != nil {
 			desc.Close()
-			return err
+			return none, err
 		}
 		have[`"`+c+`"`] = true
 	}
@@ -119,34 +133,27 @@ func loadParquet(ctx context.Context, st *store.Store, table string, dirs []stri
 	// query's text, not parameters DuckDB takes.
 	q := fmt.Sprintf(`INSERT INTO %s (%s) SELECT %s FROM %s`, table, list, list, src)
 	if _, err := st.Conn.ExecContext(ctx, q); err != nil {
-		return fmt.Errorf("dataset %s: %w", table, err)
+		return none, fmt.Errorf("dataset %s: %w", table, err)
 	}
-	if table != "requests" {
-		return nil
-	}
-	// The anchors that stated why their request gave up (see judgeOutcomes);
-	// a dataset written before outcome_stated has none.
-	stated := "SELECT trace_id, span_id, start_ns, end_ns, outcome_detail FROM requests WHERE false"
-	if have[`"outcome_stated"`] {
-		stated = "SELECT trace_id, span_id, start_ns, end_ns, outcome_detail FROM " + src + " WHERE outcome_stated"
-	}
-	_, err = st.Conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE dataset_stated AS "+stated)
-	return err
+	return parquetSource{from: src, columns: have}, nil
 }
 
 // judgeOutcomes judges the failed requests' outcome_detail again as one run
 // over the union does (rebuild_outcomes: the attempt cap seen and the
 // triggers retried are the union's, not a shard's). The anchors that stated
-// their own reason (outcome_stated) stand in as spans while it runs.
-func judgeOutcomes(ctx context.Context, st *store.Store) error {
-	if _, err := st.Conn.ExecContext(ctx, `INSERT INTO spans (trace_id, span_id, start_ns, end_ns, duration_ns, attributes, file_id)
-		SELECT trace_id, span_id, start_ns, end_ns, end_ns - start_ns, MAP {'retryscope.exhausted.reason': outcome_detail}, 0
-		FROM dataset_stated`); err != nil {
-		return err
+// their own reason (outcome_stated in the requests' files; a dataset
+// written before it has none) stand in as spans while it runs.
+func judgeOutcomes(ctx context.Context, st *store.Store, requests parquetSource) error {
+	if requests.columns[`"outcome_stated"`] {
+		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO spans (trace_id, span_id, start_ns, end_ns, duration_ns, attributes, file_id)
+			SELECT trace_id, span_id, start_ns, end_ns, end_ns - start_ns, MAP {'retryscope.exhausted.reason': outcome_detail}, 0
+			FROM `+requests.from+` WHERE outcome_stated`); err != nil {
+			return err
+		}
 	}
 	if err := st.ExecScript(ctx, "rebuild_outcomes"); err != nil {
 		return err
 	}
-	_, err := st.Conn.ExecContext(ctx, `DELETE FROM spans; DROP TABLE dataset_stated`)
+	_, err := st.Conn.ExecContext(ctx, `DELETE FROM spans`)
 	return err
 }

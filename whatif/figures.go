@@ -38,8 +38,8 @@ type Figures struct {
 	// made: recorded, the request's outcome_detail ("unstated" when
 	// nothing says); modeled, the policy's reason (attempt_cap,
 	// no_retry_on, deadline, task_budget, no_progress, retry_quota,
-	// retry_budget, no_capacity), or the recorded one for a request the policy did not
-	// change.
+	// retry_budget, no_capacity), or the recorded one for a request that
+	// stopped where it was recorded to.
 	FailedBy map[string]int `json:"failed_by"`
 }
 
@@ -103,10 +103,7 @@ func modeledOutcome(s *replayed) outcome {
 		o.spans = append(o.spans, [2]int64{s.startNs + int64(a.startMs*1e6), s.startNs + int64(a.endMs*1e6)})
 	}
 	if !s.ok {
-		o.failedBy = cmp.Or(s.stop, StopAttemptCap)
-		if !s.changed {
-			o.failedBy = cmp.Or(s.req.detail, "unstated")
-		}
+		o.failedBy = s.stop
 	}
 	return o
 }

@@ -265,20 +265,15 @@ func (r *replayer) attemptEnded(s *replayed, nowNs int64) {
 		r.settleQuota(s, last)
 	}
 	if last.ok || !r.policy.retries(last.trigger) {
-		s.stop = StopNoRetryOn
+		s.stop = s.stoppedBy(last, StopNoRetryOn)
 		r.finish(s)
 		return
 	}
 	next, ok := r.nextAttempt(s, last)
-	s.stop = StopAttemptCap
-	if !ok && s.endedAsRecorded(last) {
-		// It stopped where the recorded request stopped, for its reason.
-		s.stop = cmp.Or(s.req.detail, "unstated")
-	}
-	if ok {
-		if s.stop = r.admits(s, next, nowNs); s.stop != "" {
-			ok, s.changed = false, true
-		}
+	if !ok {
+		s.stop = s.stoppedBy(last, StopAttemptCap)
+	} else if s.stop = r.admits(s, next, nowNs); s.stop != "" {
+		ok, s.changed = false, true
 	}
 	if !ok {
 		r.finish(s)
@@ -303,11 +298,14 @@ func (r *replayer) admits(s *replayed, next modAttempt, nowNs int64) string {
 	if r.policy.NoProgress && s.repeatsFailure(next) {
 		return StopNoProgress
 	}
-	inner := len(next.tries) > 0 && next.tries[len(next.tries)-1] > 1
+	inner := innerRetry(next.tries)
 	if r.lane != nil && inner && r.retriesInFlight(s.req.seg.Service, nowNs) >= r.policy.RetryLane {
 		return StopNoCapacity
 	}
-	cost := r.quotaCost(s, next)
+	var cost float64
+	if r.quota != nil && inner {
+		cost = r.quotaCost(s)
+	}
 	if cost > 0 && r.quotaTokens(s) < cost {
 		return StopRetryQuota
 	}
@@ -365,17 +363,25 @@ const (
 	StopNoCapacity  = "no_capacity"  // its client's retry lane was full (--retry-concurrency)
 )
 
-// endedAsRecorded: last is the recorded request's final attempt, reached
-// with none of the recorded attempts cut and none drawn.
-func (s *replayed) endedAsRecorded(last modAttempt) bool {
-	return !s.drawn && len(s.spare) == 0 && last.rec == len(s.req.attempts)-1 && s.next >= len(s.req.attempts)
+// stoppedBy is why s made no attempt after last: the recorded request's
+// reason when last is its final attempt, reached with none of the recorded
+// attempts cut and none drawn (it stopped where it was recorded to), else
+// the policy's.
+func (s *replayed) stoppedBy(last modAttempt, policy string) string {
+	if !s.drawn && len(s.spare) == 0 && last.rec == len(s.req.attempts)-1 && s.next >= len(s.req.attempts) {
+		return cmp.Or(s.req.detail, "unstated")
+	}
+	return policy
 }
+
+// innerRetry: an attempt with these tries retries the innermost loop.
+func innerRetry(tries []int) bool { return len(tries) > 0 && tries[len(tries)-1] > 1 }
 
 // repeatsFailure: next retries the innermost loop of a call whose last two
 // attempts failed the same way (Policy.NoProgress).
 func (s *replayed) repeatsFailure(next modAttempt) bool {
 	n := len(next.tries)
-	if n == 0 || next.tries[n-1] <= 1 || len(s.kept) < 2 {
+	if !innerRetry(next.tries) || len(s.kept) < 2 {
 		return false
 	}
 	a, b := s.kept[len(s.kept)-2], s.kept[len(s.kept)-1]
@@ -393,13 +399,10 @@ func (r *replayer) quotaTokens(s *replayed) float64 {
 	return t
 }
 
-// quotaCost is what retry next of s takes from its client's quota: only a
-// retry of the innermost loop (the SDK's, whose retryer holds the quota)
-// takes any, more after a timeout.
-func (r *replayer) quotaCost(s *replayed, next modAttempt) float64 {
-	if r.quota == nil || len(next.tries) == 0 || next.tries[len(next.tries)-1] <= 1 {
-		return 0
-	}
+// quotaCost is what s's next retry takes from its client's quota, more
+// after a timeout. Only a retry of the innermost loop (the SDK's, whose
+// retryer holds the quota) takes any.
+func (r *replayer) quotaCost(s *replayed) float64 {
 	if s.kept[len(s.kept)-1].trigger == "timeout" {
 		return r.policy.Quota.TimeoutCost
 	}

@@ -136,14 +136,9 @@ func overallTable(r Row) report.Table {
 	add("peak attempts in flight", value(report.Count, recPeak), value(report.Count, modPeak), change(&recPeak, &modPeak))
 	// Why the failed requests stopped, recorded (their outcome_detail)
 	// and modeled (the policy's reason).
-	for _, why := range slices.Sorted(maps.Keys(maps.Collect(func(yield func(string, int) bool) {
-		for k, v := range rec.FailedBy {
-			yield(k, v)
-		}
-		for k, v := range mod.FailedBy {
-			yield(k, v)
-		}
-	}))) {
+	whys := slices.AppendSeq(slices.Collect(maps.Keys(rec.FailedBy)), maps.Keys(mod.FailedBy))
+	slices.Sort(whys)
+	for _, why := range slices.Compact(whys) {
 		r, m := float64(rec.FailedBy[why]), float64(mod.FailedBy[why])
 		add("failed: "+why, value(report.Count, r), value(report.Count, m), change(&r, &m))
 	}

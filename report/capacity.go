@@ -3,9 +3,10 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"time"
+
+	"github.com/retryscope/retryscope/model"
 )
 
 // Capacity is the load retries put on the servers (docs/report.md, "The JSON
@@ -96,9 +97,9 @@ const (
 	spikeFactor           = 1.5
 	// maxBuckets is the most buckets a timeline gets.
 	maxBuckets = 60
-	// plateauQuantile is the share of buckets whose peak attempts in
-	// flight are at or under the estimated workers.
-	plateauQuantile = 0.95
+	// plateauPercentile is the percentile of the buckets' peak attempts in
+	// flight the estimated workers are.
+	plateauPercentile = 95
 )
 
 // The sources of Capacity.Workers.
@@ -258,7 +259,9 @@ func plateauWorkers(buckets []CapacityBucket) int {
 		return 0
 	}
 	slices.Sort(peaks)
-	rank := int(math.Ceil(plateauQuantile * float64(len(peaks))))
+	// The nearest rank, whatever the sample's size: an estimate, not a
+	// reported percentile.
+	rank, _ := model.PercentileRank(len(peaks), plateauPercentile)
 	return peaks[rank-1]
 }
 

@@ -546,16 +546,13 @@ func (b *retryBudget) allowRetry(now int64) bool {
 // repeatsFailure: the attempt of r's call before a failed the same way as
 // a (Policy.NoProgress).
 func repeatsFailure(r *simRequest, a *attempt) bool {
-	for i, b := range r.attempts {
-		if b != a || i == 0 {
-			continue
-		}
-		prev := r.attempts[i-1]
-		n := len(a.try)
-		return len(prev.try) == n && slices.Equal(prev.try[:n-1], a.try[:n-1]) &&
-			prev.fault != faultNone && prev.fault.trigger() == a.fault.trigger()
+	i := slices.Index(r.attempts, a)
+	if i < 1 {
+		return false
 	}
-	return false
+	prev, n := r.attempts[i-1], len(a.try)
+	return len(prev.try) == n && slices.Equal(prev.try[:n-1], a.try[:n-1]) &&
+		prev.fault != faultNone && prev.fault.trigger() == a.fault.trigger()
 }
 
 // retryQuotas are the clients' retry quotas (Policy.Quota) by service:

@@ -44,7 +44,6 @@ import (
 	"time"
 
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/queries"
 )
 
 // The baseline kinds of docs/recognition.md, "Baselines". Each answers a
@@ -279,7 +278,7 @@ func (s step) exec(ctx context.Context, st *store.Store) error {
 	if s.run != nil {
 		return s.run(ctx, st)
 	}
-	_, err := st.Conn.ExecContext(ctx, queries.Get(s.query), s.args...)
+	_, err := st.Exec(ctx, s.query, s.args...)
 	return err
 }
 
@@ -316,7 +315,7 @@ func Compute(ctx context.Context, st *store.Store, opt Options) error {
 				return fmt.Errorf("merge the recomputed rows: %w", err)
 			}
 		}
-		if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_state_mark")); err != nil {
+		if _, err := st.Exec(ctx, "baseline_state_mark"); err != nil {
 			return fmt.Errorf("record them: %w", err)
 		}
 		return nil

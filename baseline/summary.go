@@ -11,7 +11,6 @@ import (
 
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
-	"github.com/retryscope/retryscope/queries"
 )
 
 // Block is what the retries added against one baseline kind: the report's
@@ -132,7 +131,7 @@ type tally struct {
 func summarizeKind(ctx context.Context, st *store.Store, kind string, w model.Window) (Block, error) {
 	t := tally{provenances: map[string]int{}, methods: map[string]string{}, reasons: map[string]int{}}
 	lo, hi := w.Bounds()
-	rows, err := st.Conn.QueryContext(ctx, queries.Get("baseline_summary_rows"), kind, lo, hi)
+	rows, err := st.Query(ctx, "baseline_summary_rows", kind, lo, hi)
 	if err != nil {
 		return Block{}, err
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/queries"
 )
 
 // datasetTables are the derived tables a report reads, loaded from the
@@ -57,7 +56,7 @@ func OpenDataset(ctx context.Context, dirs []string, opt store.Options) (st *sto
 		return nil, nil, fmt.Errorf("dataset: outcomes: %w", err)
 	}
 	// The shards computed their baselines: the report reads them as they are.
-	if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_state_mark")); err != nil {
+	if _, err := st.Exec(ctx, "baseline_state_mark"); err != nil {
 		closeAll()
 		return nil, nil, err
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
-	"github.com/retryscope/retryscope/queries"
 	"github.com/retryscope/retryscope/rebuild"
 )
 
@@ -197,7 +196,7 @@ func deriveSteps(ctx context.Context, st *store.Store, opt rebuild.Options, log 
 			return change, err
 		}
 	}
-	if _, err := st.Conn.ExecContext(ctx, queries.Get("baseline_state_mark")); err != nil {
+	if _, err := st.Exec(ctx, "baseline_state_mark"); err != nil {
 		return change, err
 	}
 	rep.Done()
@@ -258,6 +257,6 @@ func baselinePending(ctx context.Context, st *store.Store) ([][2]int64, error) {
 // baselinesFresh reports whether the baselines reflect the latest rebuild.
 func baselinesFresh(ctx context.Context, st *store.Store) (bool, error) {
 	var fresh bool
-	err := st.Conn.QueryRowContext(ctx, queries.Get("baseline_state_check")).Scan(&fresh)
+	err := st.QueryRow(ctx, "baseline_state_check").Scan(&fresh)
 	return fresh, err
 }

@@ -65,30 +65,6 @@ type Store struct {
 	smallRepeats *sql.Stmt
 }
 
-// Tx runs f in a transaction or, when Tx is already running one on this
-// store, as part of it: only the outermost commits, or rolls back when f
-// fails, so steps that are each atomic can be made atomic together.
-func (s *Store) Tx(ctx context.Context, f func() error) error {
-	if s.inTx {
-		return f()
-	}
-	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		return err
-	}
-	s.inTx = true
-	err := f()
-	s.inTx = false
-	if err != nil {
-		s.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return err
-	}
-	if _, err := s.Conn.ExecContext(ctx, "COMMIT"); err != nil {
-		s.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return err
-	}
-	return nil
-}
-
 // Open opens (creating if needed) the database at path and brings its
 // schema up to date. The path is a file name, taken literally: nothing in
 // it reaches DuckDB's settings. The settings in opt are checked, then set.
@@ -147,7 +123,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if opt.ReadOnly {
 		return s, nil
 	}
-	if _, err := conn.ExecContext(ctx, queries.Get("drop_unfinished")); err != nil {
+	if _, err := s.Exec(ctx, "drop_unfinished"); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("clean up an interrupted ingest in %s: %w", path, err)
 	}
@@ -341,7 +317,7 @@ func (s *Store) BeginFile(ctx context.Context, path string) (*FileTx, error) {
 		return nil, err
 	}
 	tx := &FileTx{s: s, ctx: ctx, path: path, seen: newSpanKeys(), FileID: id}
-	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
 	return tx, nil
@@ -361,7 +337,7 @@ func (s *Store) prepareLoad(ctx context.Context) (int64, error) {
 	// writes files while it holds the database: both are found once, not
 	// once a file, which a directory of small files pays for.
 	if !s.stageMade {
-		if _, err := s.Conn.ExecContext(ctx, queries.Get("stage")); err != nil {
+		if _, err := s.Exec(ctx, "stage"); err != nil {
 			return 0, fmt.Errorf("create staging table: %w", err)
 		}
 		s.stageMade = true
@@ -483,18 +459,15 @@ func (t *FileTx) merge(c chunk) error {
 	if _, err := t.s.load(t.ctx, c.batches, `INSERT INTO stage_spans SELECT * FROM `+stagedFunctionName+`()`); err != nil {
 		return fmt.Errorf("stage spans: %w", err)
 	}
-	res, err := t.s.Conn.ExecContext(t.ctx, queries.Get("merge_conflicts"), t.FileID, c.minStart, c.maxStart,
-		int64(ResendWindow), t.path)
+	n, err := t.s.Exec(t.ctx, "merge_conflicts", t.FileID, c.minStart, c.maxStart, int64(ResendWindow), t.path)
 	if err != nil {
 		return fmt.Errorf("record conflicting spans: %w", err)
 	}
-	n, _ := res.RowsAffected()
 	t.Conflicts += n
-	res, err = t.s.Conn.ExecContext(t.ctx, queries.Get("merge_stage"), t.FileID, c.minStart, c.maxStart, int64(ResendWindow))
+	n, err = t.s.Exec(t.ctx, "merge_stage", t.FileID, c.minStart, c.maxStart, int64(ResendWindow))
 	if err != nil {
 		return fmt.Errorf("merge staged spans: %w", err)
 	}
-	n, _ = res.RowsAffected()
 	t.spansNew += n
 	_, err = t.s.Conn.ExecContext(t.ctx, "DELETE FROM stage_spans")
 	return err
@@ -510,11 +483,11 @@ func (t *FileTx) repeatsStored(c chunk) (bool, error) {
 	if c.spans <= smallChunk {
 		return t.smallRepeatsStored(c, args)
 	}
-	if err := t.s.Conn.QueryRowContext(t.ctx, queries.Get("merge_needed"), args...).Scan(&found); err != nil || !found {
+	if err := t.s.QueryRow(t.ctx, "merge_needed", args...).Scan(&found); err != nil || !found {
 		return found, err
 	}
 	err := t.s.withStaged(c.batches, func() error {
-		return t.s.Conn.QueryRowContext(t.ctx, queries.Get("merge_repeats"), args...).Scan(&found)
+		return t.s.QueryRow(t.ctx, "merge_repeats", args...).Scan(&found)
 	})
 	return found, err
 }
@@ -558,7 +531,7 @@ func (t *FileTx) Commit(info FileInfo, rejections []model.Rejection) (int64, err
 		err = t.finish(info, rejections)
 	}
 	if err == nil {
-		_, err = t.s.Conn.ExecContext(t.ctx, "COMMIT")
+		err = t.s.commit(t.ctx)
 	}
 	if err != nil {
 		t.Rollback()
@@ -596,7 +569,7 @@ func (t *FileTx) Rollback() {
 	t.s.nextFileID = 0 // asked again: the rollback may not have been the last word
 	t.waitMerged()
 	t.seen.free()
-	t.s.Conn.ExecContext(context.WithoutCancel(t.ctx), "ROLLBACK")
+	t.s.rollback(t.ctx)
 }
 
 // RecordRejections stores rejections for input that never got a file
@@ -659,24 +632,6 @@ func (s *Store) CountSpans(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.Conn.QueryRowContext(ctx, `SELECT count(*) FROM spans`).Scan(&n)
 	return n, err
-}
-
-// ExecScript runs a query file's statements one by one: the driver binds
-// parameters per statement, so those that use them ($1...) get args.
-func (s *Store) ExecScript(ctx context.Context, name string, args ...any) error {
-	for _, stmt := range strings.SplitAfter(queries.Get(name), ";\n") {
-		if strings.TrimSpace(stmt) == "" {
-			continue
-		}
-		var a []any
-		if strings.Contains(stmt, "$1") {
-			a = args
-		}
-		if _, err := s.Conn.ExecContext(ctx, stmt, a...); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	return nil
 }
 
 // SetMemoryLimit changes DuckDB's memory limit, e.g. "256MB", and returns

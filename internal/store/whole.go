@@ -144,12 +144,12 @@ func (s *Store) StoreWhole(ctx context.Context, files []WholeFile, beforeCommit 
 	if err != nil {
 		return err
 	}
-	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+	if err := s.begin(ctx); err != nil {
 		return err
 	}
 	if err := s.storeWhole(ctx, files, first, beforeCommit); err != nil {
 		s.nextFileID = 0 // asked again: the rollback may not have been the last word
-		s.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		s.rollback(ctx)
 		return err
 	}
 	s.nextFileID = first + int64(len(files))
@@ -205,6 +205,5 @@ func (s *Store) storeWhole(ctx context.Context, files []WholeFile, first int64, 
 			return err
 		}
 	}
-	_, err = s.Conn.ExecContext(ctx, "COMMIT")
-	return err
+	return s.commit(ctx)
 }

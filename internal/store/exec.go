@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/retryscope/retryscope/queries"
+)
+
+// The store runs its statements by the name of their file in queries/:
+// the SQL is read where it is written, and a caller names what it runs.
+
+// Exec runs the statement (or, without args, the statements) of the
+// queries/ file name and returns the number of rows it affected.
+func (s *Store) Exec(ctx context.Context, name string, args ...any) (int64, error) {
+	return s.execText(ctx, queries.Get(name), args...)
+}
+
+// Query runs the query of the queries/ file name.
+func (s *Store) Query(ctx context.Context, name string, args ...any) (*sql.Rows, error) {
+	return s.Conn.QueryContext(ctx, queries.Get(name), args...)
+}
+
+// QueryRow runs the query of the queries/ file name, which yields at most
+// one row.
+func (s *Store) QueryRow(ctx context.Context, name string, args ...any) *sql.Row {
+	return s.Conn.QueryRowContext(ctx, queries.Get(name), args...)
+}
+
+// ExecScript runs a query file's statements one by one: the driver binds
+// parameters per statement, so those that use them ($1...) get args.
+func (s *Store) ExecScript(ctx context.Context, name string, args ...any) error {
+	for _, stmt := range strings.SplitAfter(queries.Get(name), ";\n") {
+		if strings.TrimSpace(stmt) == "" {
+			continue
+		}
+		var a []any
+		if strings.Contains(stmt, "$1") {
+			a = args
+		}
+		if _, err := s.Conn.ExecContext(ctx, stmt, a...); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// execText runs SQL text and returns the number of rows it affected.
+func (s *Store) execText(ctx context.Context, text string, args ...any) (int64, error) {
+	res, err := s.Conn.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// QueryText runs SQL text that is no file of queries/: a test's own query
+// (internal/testkit), never the product's, which runs named files.
+func (s *Store) QueryText(ctx context.Context, text string, args ...any) (*sql.Rows, error) {
+	return s.Conn.QueryContext(ctx, text, args...)
+}
+
+// ExecText runs SQL text that is no file of queries/, as QueryText does,
+// and returns the number of rows it affected.
+func (s *Store) ExecText(ctx context.Context, text string, args ...any) (int64, error) {
+	return s.execText(ctx, text, args...)
+}
+
+// Tx runs f in a transaction or, when Tx is already running one on this
+// store, as part of it: only the outermost commits, or rolls back when f
+// fails, so steps that are each atomic can be made atomic together.
+func (s *Store) Tx(ctx context.Context, f func() error) error {
+	if s.inTx {
+		return f()
+	}
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	s.inTx = true
+	err := f()
+	s.inTx = false
+	if err != nil {
+		s.rollback(ctx)
+		return err
+	}
+	if err := s.commit(ctx); err != nil {
+		s.rollback(ctx)
+		return err
+	}
+	return nil
+}
+
+// begin, commit and rollback are the transaction's statements, for Tx
+// and the ingest's own transactions (FileTx, StoreWhole). A rollback runs
+// even when ctx is cancelled: it is what cleans up after the cancel.
+func (s *Store) begin(ctx context.Context) error {
+	_, err := s.Exec(ctx, "store_begin")
+	return err
+}
+
+func (s *Store) commit(ctx context.Context) error {
+	_, err := s.Exec(ctx, "store_commit")
+	return err
+}
+
+func (s *Store) rollback(ctx context.Context) {
+	s.Exec(context.WithoutCancel(ctx), "store_rollback")
+}

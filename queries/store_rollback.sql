@@ -1,0 +1,3 @@
+-- store_rollback: abandons the transaction store_begin started. No
+-- parameters, no rows.
+ROLLBACK;

@@ -299,7 +299,7 @@ func Compute(ctx context.Context, st *store.Store, opt Options) error {
 	if err := opt.input().exec(ctx, st); err != nil {
 		return fmt.Errorf("read requests: %w", err)
 	}
-	defer st.Conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS baseline_input")
+	defer st.Exec(context.WithoutCancel(ctx), "baseline_input_drop")
 	return st.Tx(ctx, func() error {
 		steps := opt.steps()
 		for i, s := range steps {

@@ -106,9 +106,7 @@ func Summarize(ctx context.Context, st *store.Store, kind string, w model.Window
 func armContrast(ctx context.Context, st *store.Store, w model.Window) (*float64, error) {
 	var contrast sql.NullFloat64
 	lo, hi := w.Bounds()
-	err := st.Conn.QueryRowContext(ctx, `SELECT avg(r.latency_ms) FILTER (WHERE NOT a.control)
-		- avg(r.latency_ms) FILTER (WHERE a.control)
-		FROM requests r JOIN baseline_arms a USING (request_id) WHERE r.start_ns BETWEEN $1 AND $2`, lo, hi).Scan(&contrast)
+	err := st.QueryRow(ctx, "baseline_arm_contrast", lo, hi).Scan(&contrast)
 	if err != nil || !contrast.Valid {
 		return nil, err
 	}

@@ -59,8 +59,10 @@ func Export(ctx context.Context, st *store.Store, dir string, opt Options) (Resu
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	if _, err := st.Conn.ExecContext(ctx, `SET TimeZone = 'UTC'`); err != nil {
-		return res, err
+	for _, q := range []string{"export_timezone", "export_scope"} {
+		if _, err := st.Exec(ctx, q); err != nil {
+			return res, err
+		}
 	}
 	for _, d := range opt.Days {
 		if !dayPattern.MatchString(d) {
@@ -138,16 +140,16 @@ func exportTable(ctx context.Context, st *store.Store, dir, name string, days []
 			return res, err
 		}
 		tmp := filepath.Join(partDir, ".data.parquet.tmp")
-		// COPY takes no parameters: the day is checked against dayPattern
-		// and the path is quoted as a SQL string literal.
-		copySQL := fmt.Sprintf(`COPY (SELECT * EXCLUDE (date) FROM (%s) WHERE date = DATE '%s') TO %s (FORMAT parquet, COMPRESSION zstd)`,
-			strings.TrimRight(strings.TrimSpace(src), ";"), day, sqlString(tmp))
-		r, err := st.Conn.ExecContext(ctx, copySQL)
+		// inline SQL: the COPY wraps the text of the table's export query
+		// (a queries/ file), which it cannot take as a parameter; the day
+		// and the path are parameters.
+		copySQL := `COPY (SELECT * EXCLUDE (date) FROM (` + strings.TrimRight(strings.TrimSpace(src), ";") +
+			`) WHERE date = $1::DATE) TO $2 (FORMAT parquet, COMPRESSION zstd)`
+		n, err := st.ExecText(ctx, copySQL, day, tmp)
 		if err != nil {
 			os.Remove(tmp)
 			return res, err
 		}
-		n, _ := r.RowsAffected()
 		if n == 0 {
 			// The day holds no rows of this table (any more): it has no
 			// partition.
@@ -175,11 +177,12 @@ func exportTable(ctx context.Context, st *store.Store, dir, name string, days []
 	return res, nil
 }
 
-// scope defines the view export_scope, which the export queries read: the
-// requests starting on the given days (all of them when days is nil), by a
-// range of start_ns that lets DuckDB skip the other days' row groups.
+// scope sets what the view export_scope (queries/export_scope.sql), which
+// the export queries read, holds: the requests starting on the given days
+// (all of them when days is nil), by a range of start_ns that lets DuckDB
+// skip the other days' row groups.
 func scope(ctx context.Context, st *store.Store, days []string) error {
-	where := ""
+	var since, until any // NULL: every request
 	if len(days) > 0 {
 		first, last := slices.Min(days), slices.Max(days)
 		lo, err := time.Parse(time.DateOnly, first)
@@ -190,10 +193,9 @@ func scope(ctx context.Context, st *store.Store, days []string) error {
 		if err != nil {
 			return err
 		}
-		// The bounds are integers formatted here: a view takes no parameters.
-		where = fmt.Sprintf(" WHERE start_ns >= %d AND start_ns < %d", lo.UnixNano(), hi.AddDate(0, 0, 1).UnixNano())
+		since, until = lo.UnixNano(), hi.AddDate(0, 0, 1).UnixNano()
 	}
-	_, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW export_scope AS SELECT * FROM requests`+where)
+	_, err := st.Exec(ctx, "export_scope_bounds", since, until)
 	return err
 }
 
@@ -203,14 +205,13 @@ func scope(ctx context.Context, st *store.Store, days []string) error {
 // lookup the report uses (its own name, else the longest prefix before
 // "-" or "@"), so the Parquet's spend is the report's.
 func priceModels(ctx context.Context, st *store.Store, days []string, prices model.Prices) error {
-	if _, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE export_prices
-		(price_model VARCHAR NOT NULL, input_per_mtok DOUBLE NOT NULL, output_per_mtok DOUBLE NOT NULL)`); err != nil {
+	if _, err := st.Exec(ctx, "export_prices_create"); err != nil {
 		return err
 	}
 	if err := scope(ctx, st, days); err != nil {
 		return err
 	}
-	rows, err := st.Conn.QueryContext(ctx, `SELECT DISTINCT coalesce(final_model, model) AS m FROM export_scope WHERE m IS NOT NULL ORDER BY m`)
+	rows, err := st.Query(ctx, "export_models")
 	if err != nil {
 		return err
 	}
@@ -232,7 +233,7 @@ func priceModels(ctx context.Context, st *store.Store, days []string, prices mod
 		if !ok {
 			continue
 		}
-		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO export_prices VALUES ($1, $2, $3)`, m, p.InputPerMTok, p.OutputPerMTok); err != nil {
+		if _, err := st.Exec(ctx, "export_price_row", m, p.InputPerMTok, p.OutputPerMTok); err != nil {
 			return err
 		}
 	}
@@ -247,8 +248,7 @@ func requestDays(ctx context.Context, st *store.Store) ([]string, error) {
 	if err := scope(ctx, st, nil); err != nil {
 		return nil, err
 	}
-	rows, err := st.Conn.QueryContext(ctx, `SELECT DISTINCT strftime(make_timestamp(start_ns // 1000), '%Y-%m-%d') AS d
-		FROM export_scope ORDER BY d`)
+	rows, err := st.Query(ctx, "export_days")
 	if err != nil {
 		return nil, err
 	}
@@ -285,8 +285,4 @@ func compact(sorted []string) []string {
 		}
 	}
 	return out
-}
-
-func sqlString(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/retryscope/retryscope/queries"
 )
 
 // Step S is the storing alone: DuckDB copying the spans an ingest stored
@@ -18,12 +20,7 @@ import (
 // allows, and (S+R)/(C·R) for a decoder as costly as pdata's.
 //
 // The copy reads the stored spans too; that reading is measured on its own
-// first (hashing every row, which costs more than the copy's own reading)
-// and taken off, so S errs low.
-const (
-	storeScan = `SELECT count(*) FROM (SELECT * FROM src.spans) AS t WHERE hash(t) = 0`
-	storeCopy = `CREATE TABLE spans AS SELECT * FROM src.spans`
-)
+// first (bench_store_scan) and taken off, so S errs low.
 
 // runStore is step S: bench store SRC DST. It prints the CPU seconds of
 // the reading and of the copy, as "scan S copy C". DST must be new; it is
@@ -61,21 +58,22 @@ func storeCopyCPU(src, dst string) (scan, copied float64, err error) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	for _, q := range []string{"SET threads = 1", "ATTACH '" + strings.ReplaceAll(src, "'", "''") + "' AS src (READ_ONLY)"} {
+	// inline SQL: ATTACH takes its file name as a literal only, not as a
+	// parameter.
+	attach := "ATTACH '" + strings.ReplaceAll(src, "'", "''") + "' AS src (READ_ONLY)"
+	for _, q := range []string{queries.Get("bench_store_threads"), attach} {
 		if _, err := db.Exec(q); err != nil {
 			return 0, 0, fmt.Errorf("%s: %w", q, err)
 		}
 	}
 	t0 := cpuSeconds()
 	var n int64
-	if err := db.QueryRow(storeScan).Scan(&n); err != nil {
+	if err := db.QueryRow(queries.Get("bench_store_scan")).Scan(&n); err != nil {
 		return 0, 0, fmt.Errorf("reading the spans of %s: %w", src, err)
 	}
 	t1 := cpuSeconds()
-	for _, q := range []string{storeCopy, "CHECKPOINT"} {
-		if _, err := db.Exec(q); err != nil {
-			return 0, 0, fmt.Errorf("%s: %w", q, err)
-		}
+	if _, err := db.Exec(queries.Get("bench_store_copy")); err != nil {
+		return 0, 0, fmt.Errorf("bench_store_copy: %w", err)
 	}
 	return t1 - t0, cpuSeconds() - t1, nil
 }

@@ -64,9 +64,9 @@ func OpenDataset(ctx context.Context, dirs []string, opt store.Options) (st *sto
 }
 
 // parquetSource is a table's files as DuckDB reads them (read_parquet of
-// their globs; "" without files) and the columns they hold.
+// their globs; none without files) and the columns they hold.
 type parquetSource struct {
-	from    string
+	globs   []string
 	columns map[string]bool
 }
 
@@ -75,21 +75,8 @@ type parquetSource struct {
 // returns where it read them.
 func loadParquet(ctx context.Context, st *store.Store, table string, dirs []string) (parquetSource, error) {
 	var none parquetSource
-	rows, err := st.Conn.QueryContext(ctx, `SELECT column_name FROM duckdb_columns() WHERE table_name = $1 AND schema_name = 'main' ORDER BY column_index`, table)
+	cols, err := columnNames(ctx, st, "pipeline_table_columns", table)
 	if err != nil {
-		return none, err
-	}
-	var cols []string
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			rows.Close()
-			return none, err
-		}
-		cols = append(cols, `"`+c+`"`)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return none, err
 	}
 	var globs []string
@@ -103,38 +90,45 @@ func loadParquet(ctx context.Context, st *store.Store, table string, dirs []stri
 			return none, fmt.Errorf("dataset %s: %w", d, err)
 		}
 		if len(m) > 0 {
-			globs = append(globs, "'"+strings.ReplaceAll(g, "'", "''")+"'")
+			globs = append(globs, g)
 		}
 	}
 	if len(globs) == 0 {
 		return none, nil
 	}
-	src := fmt.Sprintf("read_parquet([%s], hive_partitioning = true, union_by_name = true)", strings.Join(globs, ", "))
-	have := map[string]bool{}
-	desc, err := st.Conn.QueryContext(ctx, "SELECT column_name FROM (DESCRIBE SELECT * FROM "+src+")")
+	in, err := columnNames(ctx, st, "pipeline_dataset_columns", globs)
 	if err != nil {
 		return none, fmt.Errorf("dataset %s: %w", table, err)
 	}
-	for desc.Next() {
-		var c string
-		if err := desc.Scan(&c); err != nil {
-			desc.Close()
-			return none, err
-		}
-		have[`"`+c+`"`] = true
+	have := map[string]bool{}
+	for _, c := range in {
+		have[c] = true
 	}
-	desc.Close()
 	// The files hold the columns notebooks read; those only the database
 	// keeps take their defaults.
 	cols = slices.DeleteFunc(cols, func(c string) bool { return !have[c] })
-	list := strings.Join(cols, ", ")
-	// Statement built here: its table, columns and file list are the
-	// query's text, not parameters DuckDB takes.
-	q := fmt.Sprintf(`INSERT INTO %s (%s) SELECT %s FROM %s`, table, list, list, src)
-	if _, err := st.Conn.ExecContext(ctx, q); err != nil {
+	if _, err := st.Exec(ctx, "pipeline_dataset_"+table, globs, cols); err != nil {
 		return none, fmt.Errorf("dataset %s: %w", table, err)
 	}
-	return parquetSource{from: src, columns: have}, nil
+	return parquetSource{globs: globs, columns: have}, nil
+}
+
+// columnNames runs query, which yields a column of names, with arg.
+func columnNames(ctx context.Context, st *store.Store, query string, arg any) ([]string, error) {
+	rows, err := st.Query(ctx, query, arg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		names = append(names, c)
+	}
+	return names, rows.Err()
 }
 
 // judgeOutcomes judges the failed requests' outcome_detail again as one run
@@ -143,16 +137,14 @@ func loadParquet(ctx context.Context, st *store.Store, table string, dirs []stri
 // their own reason (outcome_stated in the requests' files; a dataset
 // written before it has none) stand in as spans while it runs.
 func judgeOutcomes(ctx context.Context, st *store.Store, requests parquetSource) error {
-	if requests.columns[`"outcome_stated"`] {
-		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO spans (trace_id, span_id, start_ns, end_ns, duration_ns, attributes, file_id)
-			SELECT trace_id, span_id, start_ns, end_ns, end_ns - start_ns, MAP {'retryscope.exhausted.reason': outcome_detail}, 0
-			FROM `+requests.from+` WHERE outcome_stated`); err != nil {
+	if requests.columns["outcome_stated"] {
+		if _, err := st.Exec(ctx, "pipeline_dataset_stated", requests.globs); err != nil {
 			return err
 		}
 	}
 	if err := st.ExecScript(ctx, "rebuild_outcomes"); err != nil {
 		return err
 	}
-	_, err := st.Conn.ExecContext(ctx, `DELETE FROM spans`)
+	_, err := st.Exec(ctx, "pipeline_dataset_spans_clear")
 	return err
 }

@@ -62,6 +62,12 @@ func (s *Store) QueryText(ctx context.Context, text string, args ...any) (*sql.R
 	return s.Conn.QueryContext(ctx, text, args...)
 }
 
+// QueryRowText runs SQL text that is no file of queries/, as QueryText
+// does, for a query that yields at most one row.
+func (s *Store) QueryRowText(ctx context.Context, text string, args ...any) *sql.Row {
+	return s.Conn.QueryRowContext(ctx, text, args...)
+}
+
 // ExecText runs SQL text that is no file of queries/, as QueryText does,
 // and returns the number of rows it affected.
 func (s *Store) ExecText(ctx context.Context, text string, args ...any) (int64, error) {

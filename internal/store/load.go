@@ -27,7 +27,9 @@ import (
 // loaded (see Store.load), with the columns of StageColumns. It is a
 // temporary macro, so each store's connection has its own: the table
 // function it calls is registered in the database, which the stores of one
-// process opened on one file share, under a name of its store's own.
+// process opened on one file share, under a name of its store's own. The
+// queries that read the staged spans (load_spans, store_stage_spans,
+// merge_repeats) call it by this name.
 const stagedFunctionName = "retryscope_staged"
 
 // stagedFunctions numbers the stores' table functions.
@@ -147,6 +149,9 @@ func (s *Store) registerStaged(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// inline SQL: the macro calls the table function registered just now
+	// under a name of this store's own, and a macro's body takes no
+	// parameters.
 	_, err = s.Conn.ExecContext(ctx, fmt.Sprintf(`CREATE OR REPLACE TEMP MACRO %s() AS TABLE SELECT * FROM %s()`,
 		stagedFunctionName, name))
 	return err

@@ -39,12 +39,11 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("database schema version %d is older than this retryscope's (%d), and the file is open read-only: run retryscope once where it may write the file, to upgrade it", from, latest)
 		}
 		for _, m := range queries.Migrations()[from:] {
-			if _, err := s.Conn.ExecContext(ctx, m.SQL); err != nil {
+			if _, err := s.execText(ctx, m.SQL); err != nil {
 				return fmt.Errorf("schema migration %s: %w", m.Name, err)
 			}
 		}
-		_, err = s.Conn.ExecContext(ctx, `DELETE FROM schema_version; INSERT INTO schema_version VALUES ($1, $2, now())`, latest, writtenBy())
-		if err != nil {
+		if err := s.ExecScript(ctx, "store_schema_version_record", latest, writtenBy()); err != nil {
 			return fmt.Errorf("record schema version: %w", err)
 		}
 		return nil
@@ -65,8 +64,7 @@ func writtenBy() string {
 // upgradeLegacy).
 func (s *Store) currentVersion(ctx context.Context) (int, error) {
 	var tables, versioned int
-	err := s.Conn.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE table_name = 'schema_version')
-		FROM duckdb_tables() WHERE database_name = current_database() AND NOT temporary`).Scan(&tables, &versioned)
+	err := s.QueryRow(ctx, "store_schema_tables").Scan(&tables, &versioned)
 	switch {
 	case err != nil:
 		return 0, fmt.Errorf("read schema version: %w", err)
@@ -76,7 +74,7 @@ func (s *Store) currentVersion(ctx context.Context) (int, error) {
 		return s.upgradeLegacy(ctx)
 	}
 	var version int
-	if err := s.Conn.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&version); err != nil {
+	if err := s.QueryRow(ctx, "store_schema_version").Scan(&version); err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
 	return version, nil
@@ -89,28 +87,21 @@ func (s *Store) currentVersion(ctx context.Context) (int, error) {
 // (queries/migrate_legacy.sql), which the later migrations make again
 // empty, so everything derived is computed again from the spans.
 func (s *Store) upgradeLegacy(ctx context.Context) (int, error) {
-	const scratch = "retryscope_legacy_check"
-	steps := []string{`CREATE SCHEMA ` + scratch, `SET schema = '` + scratch + `'`}
+	steps := []string{queries.Get("store_legacy_scratch")}
 	for _, m := range queries.Migrations()[:legacyVersion] {
 		steps = append(steps, m.SQL)
 	}
 	for _, q := range steps {
-		if _, err := s.Conn.ExecContext(ctx, q); err != nil {
-			s.Conn.ExecContext(context.WithoutCancel(ctx), `SET schema = 'main'`)
+		if _, err := s.execText(ctx, q); err != nil {
+			s.Exec(context.WithoutCancel(ctx), "store_legacy_main")
 			return 0, fmt.Errorf("check the layout of a database without schema version: %w", err)
 		}
 	}
-	if _, err := s.Conn.ExecContext(ctx, `SET schema = 'main'`); err != nil {
+	if _, err := s.Exec(ctx, "store_legacy_main"); err != nil {
 		return 0, err
 	}
 	var missing, differ int
-	err := s.Conn.QueryRowContext(ctx, `WITH cols AS (
-			SELECT schema_name, table_name, column_index, column_name, data_type, is_nullable
-			FROM duckdb_columns() WHERE database_name = current_database()),
-		want AS (SELECT * EXCLUDE (schema_name) FROM cols WHERE schema_name = $1 AND table_name <> 'schema_version'),
-		have AS (SELECT * EXCLUDE (schema_name) FROM cols WHERE schema_name = 'main' AND table_name IN (SELECT table_name FROM want))
-		SELECT (SELECT count(DISTINCT table_name) FROM want) - (SELECT count(DISTINCT table_name) FROM have),
-		       (SELECT count(*) FROM ((FROM want EXCEPT FROM have) UNION ALL (FROM have EXCEPT FROM want)))`, scratch).Scan(&missing, &differ)
+	err := s.QueryRow(ctx, "store_legacy_compare").Scan(&missing, &differ)
 	if err != nil {
 		return 0, fmt.Errorf("check the layout of a database without schema version: %w", err)
 	}
@@ -118,11 +109,11 @@ func (s *Store) upgradeLegacy(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("the database has no schema version and is not one retryscope wrote before schema versions " +
 			"(its tables differ from those of 18b8751); ingest the traces into a new database")
 	}
-	if _, err := s.Conn.ExecContext(ctx, `DROP SCHEMA `+scratch+` CASCADE`); err != nil {
+	if _, err := s.Exec(ctx, "store_legacy_drop"); err != nil {
 		return 0, err
 	}
 	for _, q := range []string{queries.Migrations()[0].SQL, queries.Get("migrate_legacy")} {
-		if _, err := s.Conn.ExecContext(ctx, q); err != nil {
+		if _, err := s.execText(ctx, q); err != nil {
 			return 0, fmt.Errorf("upgrade a database written before schema versions: %w", err)
 		}
 	}

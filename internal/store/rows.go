@@ -156,6 +156,9 @@ func NewLoader[T any](s *Store, table string, cols []Column[T]) (*Loader[T], err
 	if err != nil {
 		return nil, fmt.Errorf("register a loader for %s: %w", table, err)
 	}
+	// inline SQL: the table and columns are the caller's (a fixed set in
+	// Go), the function the one registered just now; none can be a
+	// parameter.
 	l.insert = fmt.Sprintf("INSERT INTO %s (%s) SELECT * FROM %s()", table, strings.Join(names, ", "), name)
 	return l, nil
 }

@@ -72,12 +72,16 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := CheckOptions(path, opt); err != nil {
 		return nil, err
 	}
-	var settings []string
+	type setting struct {
+		query string
+		value any
+	}
+	var settings []setting
 	if opt.MemoryLimit != "" {
-		settings = append(settings, fmt.Sprintf("SET memory_limit = '%s'", opt.MemoryLimit))
+		settings = append(settings, setting{"store_set_memory_limit", opt.MemoryLimit})
 	}
 	if opt.Threads > 0 {
-		settings = append(settings, fmt.Sprintf("SET threads = %d", opt.Threads))
+		settings = append(settings, setting{"store_set_threads", int64(opt.Threads)})
 	}
 	dsn := path // checkPath made sure it holds no '?'
 	if opt.ReadOnly {
@@ -85,7 +89,8 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	}
 	connector, err := duckdb.NewConnector(dsn, func(ex driver.ExecerContext) error {
 		for _, q := range settings {
-			if _, err := ex.ExecContext(context.WithoutCancel(ctx), q, nil); err != nil {
+			args := []driver.NamedValue{{Ordinal: 1, Value: q.value}}
+			if _, err := ex.ExecContext(context.WithoutCancel(ctx), queries.Get(q.query), args); err != nil {
 				return err
 			}
 		}
@@ -102,19 +107,9 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, describeOpenError(path, err)
 	}
 	s := &Store{DB: db, Conn: conn, Path: path, ReadOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit}
-	// Hand freed memory back to the OS sooner than DuckDB's default
-	// (128 MB), so the process stays near its memory limit. And always
-	// plan an ASOF join as one: DuckDB uses a nested loop instead when it
-	// expects few rows on the probe side, and it has no estimate for a
-	// table written in the open transaction, which the derive's are (the
-	// rebuild and the baselines commit together). At 1M spans that made
-	// the healthy and alternate-route baselines take 14 s and 31 s instead
-	// of 0.2 s and 0.4 s.
-	for _, q := range []string{`SET allocator_flush_threshold = '32MB'`, `SET asof_loop_join_threshold = 0`} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("configure %s: %w", path, err)
-		}
+	if err := s.ExecScript(ctx, "store_configure"); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("configure %s: %w", path, err)
 	}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
@@ -221,7 +216,7 @@ func (s *Store) Close() error {
 // ingested before, if it was.
 func (s *Store) SeenFile(ctx context.Context, sha256 string) (string, bool, error) {
 	var path string
-	err := s.Conn.QueryRowContext(ctx, `SELECT path FROM ingest_files WHERE sha256 = $1`, sha256).Scan(&path)
+	err := s.QueryRow(ctx, "store_seen_file", sha256).Scan(&path)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
@@ -232,7 +227,7 @@ func (s *Store) SeenFile(ctx context.Context, sha256 string) (string, bool, erro
 // before: if not, no file of that size can have been.
 func (s *Store) SizeSeen(ctx context.Context, size int64) (bool, error) {
 	var seen bool
-	err := s.Conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM ingest_files WHERE size_bytes = $1)`, size).Scan(&seen)
+	err := s.QueryRow(ctx, "store_size_seen", size).Scan(&seen)
 	return seen, err
 }
 
@@ -346,8 +341,7 @@ func (s *Store) prepareLoad(ctx context.Context) (int64, error) {
 		return s.nextFileID, nil
 	}
 	var id int64
-	err := s.Conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(file_id), 0) FROM ingest_files),
-		(SELECT coalesce(max(file_id), 0) FROM spans)) + 1`).Scan(&id)
+	err := s.QueryRow(ctx, "store_next_file_id").Scan(&id)
 	return id, err
 }
 
@@ -456,7 +450,7 @@ func (t *FileTx) merge(c chunk) error {
 			return nil
 		}
 	}
-	if _, err := t.s.load(t.ctx, c.batches, `INSERT INTO stage_spans SELECT * FROM `+stagedFunctionName+`()`); err != nil {
+	if _, err := t.s.load(t.ctx, c.batches, queries.Get("store_stage_spans")); err != nil {
 		return fmt.Errorf("stage spans: %w", err)
 	}
 	n, err := t.s.Exec(t.ctx, "merge_conflicts", t.FileID, c.minStart, c.maxStart, int64(ResendWindow), t.path)
@@ -469,7 +463,7 @@ func (t *FileTx) merge(c chunk) error {
 		return fmt.Errorf("merge staged spans: %w", err)
 	}
 	t.spansNew += n
-	_, err = t.s.Conn.ExecContext(t.ctx, "DELETE FROM stage_spans")
+	_, err = t.s.Exec(t.ctx, "store_stage_clear")
 	return err
 }
 
@@ -502,10 +496,7 @@ const smallChunk = 16
 // each file.
 func (t *FileTx) smallRepeatsStored(c chunk, args []any) (bool, error) {
 	if t.s.smallRepeats == nil {
-		stmt, err := t.s.Conn.PrepareContext(t.ctx, `SELECT EXISTS (
-			SELECT 1 FROM spans
-			WHERE start_ns BETWEEN $2 - $4 AND $3 + $4 AND file_id < $1
-			  AND trace_id || span_id IN (SELECT unnest($5::VARCHAR[])))`)
+		stmt, err := t.s.Conn.PrepareContext(t.ctx, queries.Get("store_small_repeats"))
 		if err != nil {
 			return false, err
 		}
@@ -550,8 +541,7 @@ func (t *FileTx) finish(info FileInfo, rejections []model.Rejection) error {
 		return err
 	}
 	t.next = chunk{}
-	_, err := t.s.Conn.ExecContext(t.ctx, `INSERT INTO ingest_files VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`,
-		t.FileID, info.Path, info.SHA256, info.SizeBytes, info.Format, info.Compression,
+	_, err := t.s.Exec(t.ctx, "store_ledger_row", t.FileID, info.Path, info.SHA256, info.SizeBytes, info.Format, info.Compression,
 		info.Records, info.SpansRead, t.spansNew, info.Rejected+t.Conflicts, info.Seconds)
 	if err != nil {
 		return fmt.Errorf("write ledger: %w", err)
@@ -630,7 +620,7 @@ func nullable(s string) any {
 // metadata: it costs the same however large the table.
 func (s *Store) CountSpans(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.Conn.QueryRowContext(ctx, `SELECT count(*) FROM spans`).Scan(&n)
+	err := s.QueryRow(ctx, "store_count_spans").Scan(&n)
 	return n, err
 }
 
@@ -639,17 +629,16 @@ func (s *Store) CountSpans(ctx context.Context) (int64, error) {
 func (s *Store) SetMemoryLimit(ctx context.Context, limit string) (string, error) {
 	prev := s.memoryLimit
 	if prev == "" {
-		if err := s.Conn.QueryRowContext(ctx, `SELECT current_setting('memory_limit')`).Scan(&prev); err != nil {
+		if err := s.QueryRow(ctx, "store_setting", "memory_limit").Scan(&prev); err != nil {
 			return "", err
 		}
 	}
-	// SET takes no parameters: the limit is checked, then quoted. (RESET
-	// is not used: it restores the setting's text but, in DuckDB 1.5, not
-	// the buffer manager's limit.)
+	// RESET is not used: it restores the setting's text but, in DuckDB
+	// 1.5, not the buffer manager's limit.
 	if !memoryLimitPattern.MatchString(limit) {
 		return prev, fmt.Errorf("memory limit %q: want a size such as 512MB or 4GB", limit)
 	}
-	_, err := s.Conn.ExecContext(ctx, fmt.Sprintf(`SET memory_limit = '%s'`, limit))
+	_, err := s.Exec(ctx, "store_set_memory_limit", limit)
 	if err == nil {
 		s.memoryLimit = limit
 	}
@@ -694,13 +683,13 @@ func (s *Store) LoadAlone(ctx context.Context, load func() error) error {
 // replaces, to be set back later.
 func (s *Store) SetThreads(ctx context.Context, n int) (int, error) {
 	var prev int
-	if err := s.Conn.QueryRowContext(ctx, `SELECT current_setting('threads')`).Scan(&prev); err != nil {
+	if err := s.QueryRow(ctx, "store_setting", "threads").Scan(&prev); err != nil {
 		return 0, err
 	}
 	if n < 1 {
 		return prev, fmt.Errorf("threads %d: want a positive number", n)
 	}
-	_, err := s.Conn.ExecContext(ctx, fmt.Sprintf(`SET threads = %d`, n))
+	_, err := s.Exec(ctx, "store_set_threads", int64(n))
 	return prev, err
 }
 
@@ -709,9 +698,9 @@ var memoryLimitPattern = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?) ?([KMGT]i?B|
 // BaselinesComputed reports whether baselines have been computed, which
 // baseline_state records with its one row.
 func (s *Store) BaselinesComputed(ctx context.Context) (bool, error) {
-	var n int
-	err := s.Conn.QueryRowContext(ctx, `SELECT count(*) FROM baseline_state`).Scan(&n)
-	return n > 0, err
+	var computed bool
+	err := s.QueryRow(ctx, "store_baselines_computed").Scan(&computed)
+	return computed, err
 }
 
 // OpenWaiting is Open; with wait, while another process holds the file it

@@ -42,8 +42,7 @@ func (s *Store) SeenFiles(ctx context.Context, sha256s []string) (map[string]str
 	if len(sha256s) == 0 {
 		return seen, nil
 	}
-	rows, err := s.Conn.QueryContext(ctx, `SELECT sha256, path FROM ingest_files
-		WHERE sha256 IN (SELECT unnest($1::VARCHAR[]))`, sha256s)
+	rows, err := s.Query(ctx, "store_seen_files", sha256s)
 	if err != nil {
 		return nil, err
 	}
@@ -93,14 +92,7 @@ func (s *Store) MayRepeat(ctx context.Context, files []WholeFile) ([]bool, error
 	if len(owner) == 0 {
 		return may, nil
 	}
-	// The window only lets DuckDB skip older row groups: a stored copy
-	// outside it is another span (see ResendWindow), as merge_stage has it.
-	rows, err := s.Conn.QueryContext(ctx, `SELECT DISTINCT s.trace_id, s.span_id
-		FROM spans s
-		SEMI JOIN (SELECT unnest($4::VARCHAR[]) AS trace_id, unnest($5::VARCHAR[]) AS span_id) k
-		  ON k.trace_id = s.trace_id AND k.span_id = s.span_id
-		WHERE s.start_ns BETWEEN $1 - $3 AND $2 + $3`,
-		minStart, maxStart, int64(ResendWindow), traceIDs, spanIDs)
+	rows, err := s.Query(ctx, "store_may_repeat", minStart, maxStart, int64(ResendWindow), traceIDs, spanIDs)
 	if err != nil {
 		return nil, fmt.Errorf("look for stored spans the files may repeat: %w", err)
 	}

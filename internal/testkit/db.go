@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/queries"
 )
 
 // Open creates a fresh database in a temporary directory.
@@ -37,7 +38,8 @@ func OpenFile(t testing.TB, path string) *store.Store {
 }
 
 // SpansColumns are the spans columns that depend only on the input, not on
-// which file or run brought a span in.
+// which file or run brought a span in (those queries/testkit_spans.sql
+// dumps).
 const SpansColumns = `trace_id, span_id, parent_span_id, trace_state, name, kind, start_ns, end_ns,
 	duration_ns, status_code, status_message, service_name, scope_name, scope_version,
 	attributes::VARCHAR, resource_attributes::VARCHAR, events::VARCHAR, links::VARCHAR`
@@ -45,7 +47,7 @@ const SpansColumns = `trace_id, span_id, parent_span_id, trace_state, name, kind
 // Dump returns every row of the query as tab-separated text, one line a row.
 func Dump(t testing.TB, st *store.Store, query string, args ...any) string {
 	t.Helper()
-	rows, err := st.Conn.QueryContext(context.Background(), query, args...)
+	rows, err := st.QueryText(context.Background(), query, args...)
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
@@ -77,14 +79,14 @@ func Dump(t testing.TB, st *store.Store, query string, args ...any) string {
 
 // DumpSpans dumps the spans table in a stable order.
 func DumpSpans(t testing.TB, st *store.Store) string {
-	return Dump(t, st, "SELECT "+SpansColumns+" FROM spans ORDER BY trace_id, span_id")
+	return Dump(t, st, queries.Get("testkit_spans"))
 }
 
 // Count returns a single integer the query yields.
 func Count(t testing.TB, st *store.Store, query string, args ...any) int64 {
 	t.Helper()
 	var n int64
-	if err := st.Conn.QueryRowContext(context.Background(), query, args...).Scan(&n); err != nil {
+	if err := st.QueryRowText(context.Background(), query, args...).Scan(&n); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
 	return n
@@ -153,13 +155,7 @@ func gunzipStoreTestdata(t testing.TB, name, as string) string {
 // database, "temp" for a temporary table.
 func CheckColumns(t testing.TB, st *store.Store, catalog, table string, columns []string) {
 	t.Helper()
-	db := catalog
-	if db == "" {
-		db = Dump(t, st, `SELECT current_database()`)
-		db = strings.TrimSuffix(db, "\n")
-	}
-	ddl := strings.Fields(Dump(t, st, `SELECT column_name FROM duckdb_columns()
-		WHERE database_name = $1 AND schema_name = 'main' AND table_name = $2 ORDER BY column_index`, db, table))
+	ddl := strings.Fields(Dump(t, st, queries.Get("testkit_table_columns"), catalog, table))
 	if len(ddl) == 0 {
 		t.Fatalf("%s: no such table", table)
 	}

@@ -315,7 +315,7 @@ func Compute(ctx context.Context, st *store.Store, opt Options) error {
 				return fmt.Errorf("merge the recomputed rows: %w", err)
 			}
 		}
-		if _, err := st.Exec(ctx, "baseline_state_mark"); err != nil {
+		if err := st.MarkBaselinesFresh(ctx); err != nil {
 			return fmt.Errorf("record them: %w", err)
 		}
 		return nil

@@ -56,7 +56,7 @@ func OpenDataset(ctx context.Context, dirs []string, opt store.Options) (st *sto
 		return nil, nil, fmt.Errorf("dataset: outcomes: %w", err)
 	}
 	// The shards computed their baselines: the report reads them as they are.
-	if _, err := st.Exec(ctx, "baseline_state_mark"); err != nil {
+	if err := st.MarkBaselinesFresh(ctx); err != nil {
 		closeAll()
 		return nil, nil, err
 	}

@@ -84,16 +84,16 @@ func Update(ctx context.Context, st *store.Store, opt rebuild.Options, log io.Wr
 	return change, err
 }
 
-// markParquetPending adds the days a change touched (every day: "*") to
-// parquet_pending, which a run's export empties only once it has written
-// them all.
+// markParquetPending adds the days a change touched (every day:
+// store.AllDays) to the Parquet days to write again, which a run's export
+// clears only once it has written them all.
 func markParquetPending(ctx context.Context, st *store.Store, change Change) error {
 	days := change.days()
 	if change.all {
-		days = []string{"*"}
+		days = []string{store.AllDays}
 	}
 	for _, d := range days {
-		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO parquet_pending SELECT $1 WHERE $1 NOT IN (SELECT day FROM parquet_pending)`, d); err != nil {
+		if err := st.MarkParquetPending(ctx, d); err != nil {
 			return err
 		}
 	}
@@ -103,7 +103,7 @@ func markParquetPending(ctx context.Context, st *store.Store, change Change) err
 // deriveSteps does Update's work.
 func deriveSteps(ctx context.Context, st *store.Store, opt rebuild.Options, log io.Writer) (Change, error) {
 	var change Change
-	freshBefore, err := baselinesFresh(ctx, st)
+	freshBefore, err := st.BaselinesFresh(ctx)
 	if err != nil {
 		return change, err
 	}
@@ -143,11 +143,11 @@ func deriveSteps(ctx context.Context, st *store.Store, opt rebuild.Options, log 
 			fmt.Fprintf(log, "cut %d loops of parent links, each at the span that starts first (see the parent_cycles table)\n", stats.Cycles)
 		}
 	}
-	fresh, err := baselinesFresh(ctx, st)
+	fresh, err := st.BaselinesFresh(ctx)
 	if err != nil {
 		return change, err
 	}
-	pending, err := baselinePending(ctx, st)
+	pending, err := st.BaselinePending(ctx)
 	if err != nil || fresh && len(pending) == 0 {
 		return change, err
 	}
@@ -192,11 +192,11 @@ func deriveSteps(ctx context.Context, st *store.Store, opt rebuild.Options, log 
 		change.spans = append(change.spans, [2]int64{r[0] - int64(reach), r[1] + int64(reach)})
 	}
 	if len(pending) > 0 {
-		if _, err := st.Conn.ExecContext(ctx, `DELETE FROM baseline_pending`); err != nil {
+		if err := st.ClearBaselinePending(ctx); err != nil {
 			return change, err
 		}
 	}
-	if _, err := st.Exec(ctx, "baseline_state_mark"); err != nil {
+	if err := st.MarkBaselinesFresh(ctx); err != nil {
 		return change, err
 	}
 	rep.Done()
@@ -233,30 +233,4 @@ func OpenDerived(ctx context.Context, path string, open func(ctx context.Context
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return st, nil
-}
-
-// baselinePending lists the ranges of request starts whose baselines
-// retention left to recompute.
-func baselinePending(ctx context.Context, st *store.Store) ([][2]int64, error) {
-	rows, err := st.Conn.QueryContext(ctx, `SELECT since_ns, until_ns FROM baseline_pending ORDER BY ALL`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out [][2]int64
-	for rows.Next() {
-		var r [2]int64
-		if err := rows.Scan(&r[0], &r[1]); err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
-
-// baselinesFresh reports whether the baselines reflect the latest rebuild.
-func baselinesFresh(ctx context.Context, st *store.Store) (bool, error) {
-	var fresh bool
-	err := st.QueryRow(ctx, "baseline_state_check").Scan(&fresh)
-	return fresh, err
 }

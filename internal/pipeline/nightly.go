@@ -2,8 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -21,8 +19,8 @@ import (
 // run's new data added or changed, so a night's report costs what the
 // night does, however long the history; every request when this run
 // rebuilt everything; and, when the run changed nothing, the window of the
-// last run that did, so its report comes out the same. It is remembered in
-// the table run_window.
+// last run that did, so its report comes out the same. The store remembers
+// it (store.RecordRunWindow).
 func RunWindow(ctx context.Context, st *store.Store, change Change) (model.Window, error) {
 	var w model.Window
 	switch {
@@ -30,51 +28,39 @@ func RunWindow(ctx context.Context, st *store.Store, change Change) (model.Windo
 	case !change.requests.All():
 		w = change.requests
 	default:
-		err := st.Conn.QueryRowContext(ctx, `SELECT since_ns, until_ns FROM run_window`).Scan(&w.Since, &w.Until)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		w, err := st.LastRunWindow(ctx)
+		if err != nil {
 			return w, fmt.Errorf("read the last run's window: %w", err)
 		}
 		return w, nil
 	}
-	if err := st.ExecScript(ctx, "run_window", w.Since, w.Until); err != nil {
+	if err := st.RecordRunWindow(ctx, w); err != nil {
 		return w, fmt.Errorf("remember the run's window: %w", err)
 	}
 	return w, nil
 }
 
-// ExportPending writes the Parquet days that parquet_pending lists (every
-// day for "*", or when dir holds no export yet), then empties it. The days
+// ExportPending writes the Parquet days the store lists as pending (every
+// day for store.AllDays, or when dir holds no export yet), then clears
+// them. The days
 // are recorded before the first file is written and cleared only after the
 // last, so an export stopped by a kill or a full disk is done again, whole,
 // by the next run. prices price the spend columns, as the report's.
 func ExportPending(ctx context.Context, st *store.Store, dir string, prices model.Prices, logf func(string, ...any), log io.Writer) error {
 	if !hasParquet(dir) {
-		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO parquet_pending SELECT '*' WHERE '*' NOT IN (SELECT day FROM parquet_pending)`); err != nil {
+		if err := st.MarkParquetPending(ctx, store.AllDays); err != nil {
 			return err
 		}
 	}
-	rows, err := st.Conn.QueryContext(ctx, `SELECT day FROM parquet_pending ORDER BY day`)
+	days, err := st.ParquetPending(ctx)
 	if err != nil {
-		return err
-	}
-	days := []string{} // none, not nil (every day)
-	for rows.Next() {
-		var d string
-		if err := rows.Scan(&d); err != nil {
-			rows.Close()
-			return err
-		}
-		days = append(days, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	if len(days) == 0 {
 		logf("parquet: unchanged")
 		return nil
 	}
-	if slices.Contains(days, "*") {
+	if slices.Contains(days, store.AllDays) {
 		days = nil
 	}
 	if err := crashpoint.Hit("export.pending"); err != nil {
@@ -90,7 +76,7 @@ func ExportPending(ctx context.Context, st *store.Store, dir string, prices mode
 	if err := crashpoint.Hit("export.done"); err != nil {
 		return err
 	}
-	if _, err := st.Conn.ExecContext(ctx, `DELETE FROM parquet_pending`); err != nil {
+	if err := st.ClearParquetPending(ctx); err != nil {
 		return err
 	}
 	logf("parquet: %d files, %d rows, %d old days removed under %s in %s", res.Files, res.Rows, res.Removed, dir,

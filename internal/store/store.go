@@ -695,14 +695,6 @@ func (s *Store) SetThreads(ctx context.Context, n int) (int, error) {
 
 var memoryLimitPattern = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?) ?([KMGT]i?B|B)$`)
 
-// BaselinesComputed reports whether baselines have been computed, which
-// baseline_state records with its one row.
-func (s *Store) BaselinesComputed(ctx context.Context) (bool, error) {
-	var computed bool
-	err := s.QueryRow(ctx, "store_baselines_computed").Scan(&computed)
-	return computed, err
-}
-
 // OpenWaiting is Open; with wait, while another process holds the file it
 // polls until the file is free (or ctx ends), saying so once on log.
 func OpenWaiting(ctx context.Context, path string, opt Options, wait bool, log io.Writer) (*Store, error) {

@@ -6,14 +6,25 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
 // lowSpace is free space under which a failure is blamed on a full disk.
 const lowSpace = 64 << 20
 
-// DiskFull says whether err says the disk is full.
+// DiskFull says whether err says the disk is full: a system call's
+// ENOSPC, or DuckDB saying it met one.
 func DiskFull(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || strings.Contains(strings.ToLower(err.Error()), "no space left on device")
+	if errors.Is(err, syscall.ENOSPC) {
+		return true
+	}
+	// DuckDB passes on the system's message, not its errno, in an error
+	// of whatever type the step that met it has (IO when writing a file,
+	// out of memory when it could not spill, transaction when a commit
+	// could not write): only the message tells a full disk apart.
+	var de *duckdb.Error
+	return errors.As(err, &de) && strings.Contains(strings.ToLower(de.Msg), "no space left on device")
 }
 
 // ExplainFull says "no space left on device" for a failure a full disk

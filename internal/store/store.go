@@ -185,22 +185,45 @@ func checkPath(path string) error {
 	return nil
 }
 
+// describeOpenError says why DuckDB could not open the file at path:
+// another process holds it (ErrLocked), or the user may not open it
+// (fs.ErrPermission).
 func describeOpenError(path string, err error) error {
-	msg := err.Error()
-	if strings.Contains(msg, "Could not set lock") || strings.Contains(msg, "Conflicting lock") {
-		return fmt.Errorf("%s: %w (another retryscope run may be going; wait for it or pass --wait)", path, ErrLocked)
-	}
-	if strings.Contains(msg, "Permission denied") {
-		return fmt.Errorf("open database %s: %w (%v)", path, fs.ErrPermission, err)
+	// Both come as DuckDB IO errors, like any other failure to open or
+	// read the file: only the message tells them apart.
+	if de, ok := duckdbError(err, duckdb.ErrorTypeIO); ok {
+		switch {
+		case strings.Contains(de.Msg, "Could not set lock") || strings.Contains(de.Msg, "Conflicting lock"):
+			return fmt.Errorf("%s: %w (another retryscope run may be going; wait for it or pass --wait)", path, ErrLocked)
+		case strings.Contains(de.Msg, "Permission denied"):
+			return fmt.Errorf("open database %s: %w (%v)", path, fs.ErrPermission, err)
+		}
 	}
 	return fmt.Errorf("open database %s: %w", path, err)
+}
+
+// duckdbError returns the DuckDB error err holds, if it holds one of one
+// of these types.
+func duckdbError(err error, types ...duckdb.ErrorType) (*duckdb.Error, bool) {
+	var de *duckdb.Error
+	if !errors.As(err, &de) {
+		return nil, false
+	}
+	for _, t := range types {
+		if de.Type == t {
+			return de, true
+		}
+	}
+	return nil, false
 }
 
 // IsReadOnlyError reports whether err is DuckDB refusing a write to a
 // file opened read-only.
 func IsReadOnlyError(err error) bool {
-	var de *duckdb.Error
-	return errors.As(err, &de) && strings.Contains(de.Msg, "read-only mode")
+	// DuckDB says so with an invalid-input error, the type of many other
+	// refusals: the message tells this one apart.
+	de, ok := duckdbError(err, duckdb.ErrorTypeInvalidInput)
+	return ok && strings.Contains(de.Msg, "read-only mode")
 }
 
 // Close releases the connection and the database file.

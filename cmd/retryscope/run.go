@@ -10,8 +10,6 @@ import (
 	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/model"
-	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/report"
 )
 
@@ -44,7 +42,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 	if fs.NArg() == 0 {
 		return usageErrorf("run", "run needs at least one PATH to ingest (a file, directory, glob, or -)")
 	}
-	cutoff, err := rebuild.KeepCutoff(*keep, *nowFlag, time.Now())
+	cutoff, err := pipeline.KeepCutoff(*keep, *nowFlag, time.Now())
 	if err != nil {
 		return &usageError{"run", err}
 	}
@@ -83,33 +81,21 @@ func runRun(ctx context.Context, e env, args []string) error {
 	}
 	_, _, _, _, rejected := sum.Totals()
 
-	if cutoff != 0 {
-		pruned, err := rebuild.Prune(ctx, st, cutoff)
-		if err != nil {
-			return fail(fmt.Errorf("prune: %w", err))
-		}
-		logf("dropped %d spans older than %s", pruned, *keep)
-	}
-	// The report's window is remembered in the transaction that changes
-	// the derived tables, so a run stopped after it writes the same report
-	// when run again.
-	window := func(change pipeline.Change) error { return nil }
-	var w model.Window
-	if !fs.Changed("since") && !fs.Changed("until") {
-		window = func(change pipeline.Change) (err error) {
-			w, err = pipeline.RunWindow(ctx, st, change)
-			return err
-		}
-	}
-	if _, err := pipeline.Update(ctx, st, rbOpt, progress.Prefixed{W: e.stderr, Prefix: "run: "}, window); err != nil {
+	runWindow := !fs.Changed("since") && !fs.Changed("until")
+	w, err := pipeline.Nightly(ctx, st, pipeline.NightlyOptions{
+		Cutoff:     cutoff,
+		Keep:       *keep,
+		Rebuild:    rbOpt,
+		RunWindow:  runWindow,
+		ParquetDir: *parquetDir,
+		Prices:     rep.Prices(),
+		Logf:       logf,
+		Log:        progress.Prefixed{W: e.stderr, Prefix: "run: "},
+	})
+	if err != nil {
 		return fail(err)
 	}
-	if *parquetDir != "" {
-		if err := pipeline.ExportPending(ctx, st, *parquetDir, rep.Prices(), logf, progress.Prefixed{W: e.stderr, Prefix: "run: "}); err != nil {
-			return fail(err)
-		}
-	}
-	if !fs.Changed("since") && !fs.Changed("until") {
+	if runWindow {
 		why := "the requests the latest run with new data added or changed"
 		if w.All() {
 			why = ""

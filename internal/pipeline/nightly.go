@@ -13,6 +13,7 @@ import (
 	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/rebuild"
 )
 
 // RunWindow is the window the nightly report covers: the requests this
@@ -96,4 +97,57 @@ func ExportProgress(rep *progress.Reporter) func(table string, done, total int) 
 	return func(table string, done, total int) {
 		rep.Update(progress.Bar("export", int64(done), int64(total), fmt.Sprintf("%d of %d day files (%s)", done, total, table)))
 	}
+}
+
+// NightlyOptions are the steps of the nightly job after its ingest.
+type NightlyOptions struct {
+	// Cutoff drops the traces whose spans all started before it (Unix
+	// ns, see KeepCutoff); 0 keeps everything. Keep is the age it was
+	// given as, for the log.
+	Cutoff int64
+	Keep   string
+	// Rebuild are the options of the requests' rebuild.
+	Rebuild rebuild.Options
+	// RunWindow has the report cover the run's window (RunWindow),
+	// remembered with the update; false when the user chose the window.
+	RunWindow bool
+	// ParquetDir, when set, gets the Parquet days left to write, their
+	// spend priced by Prices.
+	ParquetDir string
+	Prices     model.Prices
+	// Logf gets the job's lines, Log its progress and the update's lines.
+	Logf func(string, ...any)
+	Log  io.Writer
+}
+
+// Nightly is the nightly job after its ingest: retention, the update of
+// the derived tables (with, if asked, the run's window remembered in its
+// transaction, so a run stopped after it writes the same report when run
+// again) and the Parquet export. It returns the window the report covers
+// when opt.RunWindow is set.
+func Nightly(ctx context.Context, st *store.Store, opt NightlyOptions) (model.Window, error) {
+	var w model.Window
+	if opt.Cutoff != 0 {
+		pruned, err := Prune(ctx, st, opt.Cutoff)
+		if err != nil {
+			return w, fmt.Errorf("prune: %w", err)
+		}
+		opt.Logf("dropped %d spans older than %s", pruned, opt.Keep)
+	}
+	var window func(Change) error
+	if opt.RunWindow {
+		window = func(change Change) (err error) {
+			w, err = RunWindow(ctx, st, change)
+			return err
+		}
+	}
+	if _, err := Update(ctx, st, opt.Rebuild, opt.Log, window); err != nil {
+		return w, err
+	}
+	if opt.ParquetDir != "" {
+		if err := ExportPending(ctx, st, opt.ParquetDir, opt.Prices, opt.Logf, opt.Log); err != nil {
+			return w, err
+		}
+	}
+	return w, nil
 }

@@ -1,4 +1,4 @@
-package rebuild
+package pipeline
 
 import (
 	"context"
@@ -17,42 +17,31 @@ import (
 // those requests to build again, and the span of their starts for the
 // baselines. All of it is one transaction.
 func Prune(ctx context.Context, st *store.Store, cutoffNS int64) (int64, error) {
-	if _, err := st.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		return 0, err
-	}
-	n, err := prune(ctx, st, cutoffNS)
+	var n int64
+	err := st.Tx(ctx, func() error {
+		var err error
+		n, err = prune(ctx, st, cutoffNS)
+		return err
+	})
 	if err != nil {
-		st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return 0, err
 	}
-	_, err = st.Conn.ExecContext(ctx, "COMMIT")
-	return n, err
+	return n, nil
 }
 
 func prune(ctx context.Context, st *store.Store, cutoffNS int64) (int64, error) {
 	if err := st.ExecScript(ctx, "prune", cutoffNS); err != nil {
 		return 0, err
 	}
-	defer st.Conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS prune_traces")
+	defer st.Exec(context.WithoutCancel(ctx), "prune_drop")
 	var traces int64
-	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM prune_traces`).Scan(&traces); err != nil || traces == 0 {
+	if err := st.QueryRow(ctx, "prune_count").Scan(&traces); err != nil || traces == 0 {
 		return 0, err
 	}
 	if err := st.ExecScript(ctx, "prune_derived"); err != nil {
 		return 0, err
 	}
-	res, err := st.Conn.ExecContext(ctx, `DELETE FROM spans WHERE trace_id IN (SELECT trace_id FROM prune_traces)`)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
-}
-
-// pending reports whether an earlier prune left traces to build again.
-func pending(ctx context.Context, st *store.Store) (bool, error) {
-	var n int
-	err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM rebuild_pending`).Scan(&n)
-	return n > 0, err
+	return st.Exec(ctx, "prune_spans")
 }
 
 // KeepRange is what --keep accepts: less than an hour is a typo for

@@ -12,7 +12,6 @@ import (
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/model"
-	"github.com/retryscope/retryscope/queries"
 )
 
 // t0 is an arbitrary start of the synthetic workloads, in Unix ns.
@@ -49,7 +48,7 @@ func (s synth) latency() float64 { return s.tries[len(s.tries)-1].to }
 func load(t *testing.T, st *store.Store, reqs ...synth) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_clear")); err != nil {
+	if _, err := st.Exec(ctx, "rebuild_clear"); err != nil {
 		t.Fatal(err)
 	}
 	ns := func(ms float64) int64 { return int64(math.Round(ms * 1e6)) }
@@ -77,7 +76,7 @@ func load(t *testing.T, st *store.Store, reqs ...synth) {
 				"input_tokens": r.inTokens, "output_tokens": out})
 		}
 		if r.arm != "" || r.region != "" {
-			_, err := st.Conn.ExecContext(ctx, `INSERT INTO spans (trace_id, span_id, start_ns, end_ns, duration_ns,
+			_, err := st.ExecText(ctx, `INSERT INTO spans (trace_id, span_id, start_ns, end_ns, duration_ns,
 				attributes, resource_attributes, file_id)
 				VALUES ($1, $2, $3, $4, $5, MAP {'retryscope.policy.arm': $6::VARCHAR}, MAP {'cloud.region': $7::VARCHAR}, 1)`,
 				trace, anchor, start, start+ns(r.latency()), ns(r.latency()), nullIfEmpty(r.arm), nullIfEmpty(r.region))
@@ -95,7 +94,7 @@ func load(t *testing.T, st *store.Store, reqs ...synth) {
 func insertRow(t *testing.T, st *store.Store, table string, values map[string]any) {
 	t.Helper()
 	ctx := context.Background()
-	rows, err := st.Conn.QueryContext(ctx, `SELECT column_name, data_type FROM information_schema.columns
+	rows, err := st.QueryText(ctx, `SELECT column_name, data_type FROM information_schema.columns
 		WHERE table_name = $1 AND is_nullable = 'NO' ORDER BY ordinal_position`, table)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +127,7 @@ func insertRow(t *testing.T, st *store.Store, table string, values map[string]an
 		exprs = append(exprs, fmt.Sprintf("$%d", len(args)))
 	}
 	query := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, strings.Join(cols, ", "), strings.Join(exprs, ", "))
-	if _, err := st.Conn.ExecContext(ctx, query, args...); err != nil {
+	if _, err := st.ExecText(ctx, query, args...); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
 }

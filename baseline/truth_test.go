@@ -50,7 +50,7 @@ func versusTruth(t *testing.T, st *store.Store, truth map[string]gen.Request, ki
 // where it has a baseline.
 func estimates(t *testing.T, st *store.Store, kind string) map[string]float64 {
 	t.Helper()
-	rows, err := st.Conn.QueryContext(context.Background(),
+	rows, err := st.QueryText(context.Background(),
 		`SELECT request_id, added_ms FROM baselines WHERE kind = $1 AND l0_ms IS NOT NULL ORDER BY request_id`, kind)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"github.com/retryscope/retryscope/export"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
-	"github.com/retryscope/retryscope/queries"
 )
 
 const day1 = int64(1764374400) * 1e9 // 2025-11-29T00:00:00Z
@@ -20,7 +19,7 @@ func seed(t *testing.T) *store.Store {
 	t.Helper()
 	st := testkit.Open(t)
 	ctx := context.Background()
-	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_clear")); err != nil {
+	if _, err := st.Exec(ctx, "rebuild_clear"); err != nil {
 		t.Fatal(err)
 	}
 	// Three requests: two on the first day (one retried twice), one just
@@ -35,7 +34,7 @@ func seed(t *testing.T) *store.Store {
 		{"t3:c", day1 + 86_400e9 + 86_399e9, 2},
 	}
 	for _, r := range reqs {
-		_, err := st.Conn.ExecContext(ctx, `INSERT INTO requests (request_id, trace_id, span_id, linkage, inferred, service, operation,
+		_, err := st.ExecText(ctx, `INSERT INTO requests (request_id, trace_id, span_id, linkage, inferred, service, operation,
 			stream, start_ns, end_ns, latency_ms, attempts, layers, layer_counts, outcome, triggers, t_failed_ms, gap_ms, gap_split,
 			t_final_ms, residual_ms, input_tokens, output_tokens, duplicated_output_tokens, hidden_work_ms)
 			VALUES ($1, split_part($1, ':', 1), split_part($1, ':', 2), 'wrapped', false, 'svc', 'chat', false, $2, $2 + 1500000000, 1500.0,
@@ -44,7 +43,7 @@ func seed(t *testing.T) *store.Store {
 			t.Fatal(err)
 		}
 		for i := 1; i <= r.attempts; i++ {
-			_, err := st.Conn.ExecContext(ctx, `INSERT INTO attempts (request_id, trace_id, span_id, ordinal, start_ns, end_ns, elapsed_ms,
+			_, err := st.ExecText(ctx, `INSERT INTO attempts (request_id, trace_id, span_id, ordinal, start_ns, end_ns, elapsed_ms,
 				outcome, is_final, overlap_ms, hidden_work_ms) VALUES ($1, 'x', $2, $3, $4, $4 + 1000, 0.001, 'ok', $5, 0, 0)`,
 				r.id, r.id+string(rune('0'+i)), i, r.start+int64(i), i == r.attempts)
 			if err != nil {
@@ -109,8 +108,8 @@ func TestExportIsRepeatableAndRemovesEmptyDays(t *testing.T) {
 	if strings.Contains(first, ".tmp") {
 		t.Errorf("temporary files left: %s", first)
 	}
-	st.Conn.ExecContext(ctx, `DELETE FROM attempts WHERE request_id = 't3:c'`)
-	st.Conn.ExecContext(ctx, `DELETE FROM requests WHERE request_id = 't3:c'`)
+	st.ExecText(ctx, `DELETE FROM attempts WHERE request_id = 't3:c'`)
+	st.ExecText(ctx, `DELETE FROM requests WHERE request_id = 't3:c'`)
 	res, err := export.Export(ctx, st, dir, export.Options{Days: []string{"2025-11-30"}})
 	if err != nil {
 		t.Fatal(err)

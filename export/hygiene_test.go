@@ -28,7 +28,7 @@ func TestExportHygieneColumns(t *testing.T) {
 	}
 	var ce, ignored int64
 	var early float64
-	err := st.Conn.QueryRowContext(ctx, `SELECT sum(client_error_retries), sum(retry_after_ignored), sum(retry_after_early_ms)
+	err := st.QueryRowText(ctx, `SELECT sum(client_error_retries), sum(retry_after_ignored), sum(retry_after_early_ms)
 		FROM read_parquet($1, hive_partitioning = true)`, filepath.Join(dir, "requests", "*", "*.parquet")).Scan(&ce, &ignored, &early)
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,7 @@ func TestExportSpendIsTheReports(t *testing.T) {
 	attempts := filepath.Join(dir, "attempts", "*", "*.parquet")
 	var spend, dupSpend float64
 	var unpriced, generated int64
-	err := st.Conn.QueryRowContext(ctx, `SELECT sum(spend_usd), sum(duplicated_spend_usd), count(*) FILTER (WHERE spend_usd IS NULL),
+	err := st.QueryRowText(ctx, `SELECT sum(spend_usd), sum(duplicated_spend_usd), count(*) FILTER (WHERE spend_usd IS NULL),
 		count(generation_ms) FROM read_parquet($1, hive_partitioning = true)`, requests).Scan(&spend, &dupSpend, &unpriced, &generated)
 	if err != nil {
 		t.Fatal(err)

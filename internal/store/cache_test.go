@@ -13,7 +13,7 @@ import (
 func cachedBytes(t *testing.T, st *store.Store) int64 {
 	t.Helper()
 	var n int64
-	err := st.Conn.QueryRowContext(context.Background(),
+	err := st.QueryRowText(context.Background(),
 		`SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() WHERE tag = 'BASE_TABLE'`).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
@@ -34,13 +34,13 @@ func TestDropCache(t *testing.T) {
 	defer st.Close()
 	exec := func(q string) {
 		t.Helper()
-		if _, err := st.Conn.ExecContext(ctx, q); err != nil {
+		if _, err := st.ExecText(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
 	limit := func() string {
 		var s string
-		if err := st.Conn.QueryRowContext(ctx, `SELECT current_setting('memory_limit')`).Scan(&s); err != nil {
+		if err := st.QueryRowText(ctx, `SELECT current_setting('memory_limit')`).Scan(&s); err != nil {
 			t.Fatal(err)
 		}
 		return s
@@ -66,7 +66,7 @@ func TestDropCache(t *testing.T) {
 	// returned as it is.
 	var sum int64
 	err = st.LoadAlone(ctx, func() error {
-		return st.Conn.QueryRowContext(ctx, `SELECT sum(length(s)) FROM big`).Scan(&sum)
+		return st.QueryRowText(ctx, `SELECT sum(length(s)) FROM big`).Scan(&sum)
 	})
 	if err != nil || sum != 2000000*32 {
 		t.Fatalf("LoadAlone read %d, %v; want %d", sum, err, 2000000*32)
@@ -92,7 +92,7 @@ func TestDropCache(t *testing.T) {
 		t.Fatalf("transaction with DropCache: %v", err)
 	}
 	var n int
-	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM big WHERE i = -1`).Scan(&n); err != nil || n != 1 {
+	if err := st.QueryRowText(ctx, `SELECT count(*) FROM big WHERE i = -1`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("the transaction's row: %d rows, %v; want it committed", n, err)
 	}
 }

@@ -6,14 +6,13 @@ import (
 
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
-	"github.com/retryscope/retryscope/queries"
 )
 
 // The staged spans', the rejections' and the ledger's column lists name exactly the
 // columns of their tables.
 func TestAppendedColumnsMatchTheTables(t *testing.T) {
 	st := testkit.Open(t)
-	if _, err := st.Conn.ExecContext(context.Background(), queries.Get("stage")); err != nil {
+	if _, err := st.Exec(context.Background(), "stage"); err != nil {
 		t.Fatal(err)
 	}
 	testkit.CheckColumns(t, st, "temp", "stage_spans", store.StageColumns)

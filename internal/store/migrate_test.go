@@ -80,7 +80,7 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "newer.duckdb")
 	st := open(t, path)
 	newer := store.SchemaVersion() + 4
-	if _, err := st.Conn.ExecContext(context.Background(), `UPDATE schema_version SET version = $1`, newer); err != nil {
+	if _, err := st.ExecText(context.Background(), `UPDATE schema_version SET version = $1`, newer); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

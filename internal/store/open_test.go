@@ -49,7 +49,7 @@ func TestOpenTakesNoSettingsFromItsArguments(t *testing.T) {
 	}
 	defer st.Close()
 	var limit, threads, mode string
-	if err := st.Conn.QueryRowContext(ctx, `SELECT current_setting('memory_limit'), current_setting('threads')::VARCHAR, current_setting('access_mode')`).Scan(&limit, &threads, &mode); err != nil {
+	if err := st.QueryRowText(ctx, `SELECT current_setting('memory_limit'), current_setting('threads')::VARCHAR, current_setting('access_mode')`).Scan(&limit, &threads, &mode); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(limit, "286") || threads != "1" || mode == "read_only" {

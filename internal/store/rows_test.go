@@ -62,7 +62,7 @@ func loadedRow(i int) *loaded {
 func TestLoaderWritesEveryColumn(t *testing.T) {
 	ctx := context.Background()
 	st := testkit.OpenFile(t, filepath.Join(t.TempDir(), "t.duckdb"))
-	if _, err := st.Conn.ExecContext(ctx, `CREATE TABLE loaded (id BIGINT NOT NULL, name VARCHAR NOT NULL, note VARCHAR,
+	if _, err := st.ExecText(ctx, `CREATE TABLE loaded (id BIGINT NOT NULL, name VARCHAR NOT NULL, note VARCHAR,
 		score DOUBLE, count INTEGER, ok BOOLEAN, ints INTEGER[], floats DOUBLE[], texts VARCHAR[], extra VARCHAR DEFAULT 'd')`); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func list[E any](v []E) string {
 func TestLoaderReportsAFailedInsert(t *testing.T) {
 	ctx := context.Background()
 	st := testkit.OpenFile(t, filepath.Join(t.TempDir(), "t.duckdb"))
-	if _, err := st.Conn.ExecContext(ctx, `CREATE TABLE strict (note VARCHAR NOT NULL)`); err != nil {
+	if _, err := st.ExecText(ctx, `CREATE TABLE strict (note VARCHAR NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
 	l, err := store.NewLoader(st, "strict", []store.Column[string]{store.NullTextColumn("note", func(s string) string { return s })})

@@ -211,21 +211,8 @@ func priceModels(ctx context.Context, st *store.Store, days []string, prices mod
 	if err := scope(ctx, st, days); err != nil {
 		return err
 	}
-	rows, err := st.Query(ctx, "export_models")
+	models, err := st.Strings(ctx, "export_models")
 	if err != nil {
-		return err
-	}
-	var models []string
-	for rows.Next() {
-		var m string
-		if err := rows.Scan(&m); err != nil {
-			rows.Close()
-			return err
-		}
-		models = append(models, m)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for _, m := range models {
@@ -248,20 +235,7 @@ func requestDays(ctx context.Context, st *store.Store) ([]string, error) {
 	if err := scope(ctx, st, nil); err != nil {
 		return nil, err
 	}
-	rows, err := st.Query(ctx, "export_days")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var days []string
-	for rows.Next() {
-		var d string
-		if err := rows.Scan(&d); err != nil {
-			return nil, err
-		}
-		days = append(days, d)
-	}
-	return days, rows.Err()
+	return st.Strings(ctx, "export_days")
 }
 
 // existingDays lists the partitions already on disk, so a full export also

@@ -75,7 +75,7 @@ type parquetSource struct {
 // returns where it read them.
 func loadParquet(ctx context.Context, st *store.Store, table string, dirs []string) (parquetSource, error) {
 	var none parquetSource
-	cols, err := columnNames(ctx, st, "pipeline_table_columns", table)
+	cols, err := st.Strings(ctx, "pipeline_table_columns", table)
 	if err != nil {
 		return none, err
 	}
@@ -96,7 +96,7 @@ func loadParquet(ctx context.Context, st *store.Store, table string, dirs []stri
 	if len(globs) == 0 {
 		return none, nil
 	}
-	in, err := columnNames(ctx, st, "pipeline_dataset_columns", globs)
+	in, err := st.Strings(ctx, "pipeline_dataset_columns", globs)
 	if err != nil {
 		return none, fmt.Errorf("dataset %s: %w", table, err)
 	}
@@ -111,24 +111,6 @@ func loadParquet(ctx context.Context, st *store.Store, table string, dirs []stri
 		return none, fmt.Errorf("dataset %s: %w", table, err)
 	}
 	return parquetSource{globs: globs, columns: have}, nil
-}
-
-// columnNames runs query, which yields a column of names, with arg.
-func columnNames(ctx context.Context, st *store.Store, query string, arg any) ([]string, error) {
-	rows, err := st.Query(ctx, query, arg)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			return nil, err
-		}
-		names = append(names, c)
-	}
-	return names, rows.Err()
 }
 
 // judgeOutcomes judges the failed requests' outcome_detail again as one run

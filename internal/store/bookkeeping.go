@@ -76,20 +76,11 @@ func (s *Store) MarkParquetPending(ctx context.Context, day string) error {
 // ParquetPending lists the Parquet days the next export writes again, in
 // order (AllDays first when listed).
 func (s *Store) ParquetPending(ctx context.Context) ([]string, error) {
-	rows, err := s.Query(ctx, "store_parquet_pending")
-	if err != nil {
-		return nil, err
+	days, err := s.Strings(ctx, "store_parquet_pending")
+	if days == nil {
+		days = []string{} // none, not nil (every day)
 	}
-	defer rows.Close()
-	days := []string{} // none, not nil (every day)
-	for rows.Next() {
-		var d string
-		if err := rows.Scan(&d); err != nil {
-			return nil, err
-		}
-		days = append(days, d)
-	}
-	return days, rows.Err()
+	return days, err
 }
 
 // ClearParquetPending forgets the days ParquetPending lists, once an

@@ -29,6 +29,25 @@ func (s *Store) QueryRow(ctx context.Context, name string, args ...any) *sql.Row
 	return s.Conn.QueryRowContext(ctx, queries.Get(name), args...)
 }
 
+// Strings runs the query of the queries/ file name, which yields one
+// column of text, and returns its values in order.
+func (s *Store) Strings(ctx context.Context, name string, args ...any) ([]string, error) {
+	rows, err := s.Query(ctx, name, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // ExecScript runs a query file's statements one by one: the driver binds
 // parameters per statement, so those that use them ($1...) get args.
 func (s *Store) ExecScript(ctx context.Context, name string, args ...any) error {
@@ -68,8 +87,9 @@ func (s *Store) QueryRowText(ctx context.Context, text string, args ...any) *sql
 	return s.Conn.QueryRowContext(ctx, text, args...)
 }
 
-// ExecText runs SQL text that is no file of queries/, as QueryText does,
-// and returns the number of rows it affected.
+// ExecText runs SQL text that is no file of queries/ and returns the
+// number of rows it affected: a test's own statement, or one a caller must
+// build around a query file's text (export's COPY of an export query).
 func (s *Store) ExecText(ctx context.Context, text string, args ...any) (int64, error) {
 	return s.execText(ctx, text, args...)
 }

@@ -81,7 +81,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return fail(err)
 	}
-	_, _, _, _, rejected := sum.Totals()
+	rejected := sum.Totals().Rejected
 
 	if cutoff != 0 {
 		pruned, err := rebuild.Prune(ctx, st, cutoff)

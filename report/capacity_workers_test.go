@@ -9,7 +9,6 @@ import (
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
-	"github.com/spf13/pflag"
 )
 
 // splitWorkersConfig is four concurrent go-retryablehttp workers, each
@@ -144,38 +143,6 @@ func TestCapacityUnfinished(t *testing.T) {
 	}
 	if note := workersNote(c); !strings.Contains(note, "3 unfinished requests held") {
 		t.Errorf("the capacity table's note lacks them: %q", note)
-	}
-}
-
-// TestWorkersFlag: --workers absent or 0 estimates; a count sets it; a
-// negative count or not a number is a usage error naming the flag.
-func TestWorkersFlag(t *testing.T) {
-	parse := func(args ...string) (int, error) {
-		var f Flags
-		fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
-		fs.SetOutput(new(strings.Builder))
-		f.Register(fs, "output")
-		if err := fs.Parse(args); err != nil {
-			return 0, err
-		}
-		if err := f.Check(); err != nil {
-			return 0, err
-		}
-		return f.opt.Workers, nil
-	}
-	for _, tc := range []struct {
-		args []string
-		want int
-	}{{nil, 0}, {[]string{"--workers", "0"}, 0}, {[]string{"--workers", "8"}, 8}, {[]string{"--workers=16"}, 16}} {
-		if got, err := parse(tc.args...); err != nil || got != tc.want {
-			t.Errorf("%v: workers %d, %v; want %d", tc.args, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{"-1", "abc", "1.5", "20000000"} {
-		_, err := parse("--workers", bad)
-		if err == nil || !strings.Contains(err.Error(), "--workers") {
-			t.Errorf("--workers %s: %v, want an error naming --workers", bad, err)
-		}
 	}
 }
 

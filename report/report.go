@@ -173,9 +173,9 @@ type Options struct {
 	// Progress, when set, is told as each step of the build begins: its
 	// name and number, of n.
 	Progress func(step string, i, n int)
-	// noCharts leaves out the samples the HTML charts are drawn from (32
+	// NoCharts leaves out the samples the HTML charts are drawn from (32
 	// bytes a request), for a report written in another format.
-	noCharts bool
+	NoCharts bool
 }
 
 // buildSteps name the steps of Build, for Options.Progress.
@@ -221,7 +221,7 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	// it segments the requests by FindingDims, every cohort on its own,
 	// for the findings to judge.
 	whole := segment.Spec{Since: spec.Since, Until: spec.Until, CI: spec.CI, Seed: spec.Seed,
-		Resamples: spec.Resamples, MinTail: spec.MinTail, BaselineKind: spec.BaselineKind, Samples: !opt.noCharts, Prices: spec.Prices,
+		Resamples: spec.Resamples, MinTail: spec.MinTail, BaselineKind: spec.BaselineKind, Samples: !opt.NoCharts, Prices: spec.Prices,
 		TaskKey: spec.TaskKey, By: findingDims(), MinCohort: 1}
 	// Without filters the segments read the workload's requests, so both
 	// are computed from one read.

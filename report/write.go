@@ -7,6 +7,9 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/retryscope/retryscope/internal/atomicfile"
+	"github.com/retryscope/retryscope/internal/crashpoint"
 )
 
 // Formats are the formats Write knows.
@@ -30,6 +33,20 @@ func Write(w io.Writer, rep *Report, format string) error {
 		return WriteText(w, rep)
 	}
 	return fmt.Errorf("unknown report format %q (want %s)", format, strings.Join(Formats, ", "))
+}
+
+// WriteFile writes rep in format to the file path. A regular file is
+// written beside its name and renamed, so a reader never sees half a
+// report.
+func WriteFile(path string, rep *Report, format string) error {
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if err := f.Fill("report.tmp", func(w io.Writer) error { return Write(w, rep, format) }); err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	return crashpoint.Hit("report.renamed")
 }
 
 // WriteJSON writes the Report as the JSON document docs/report.md, "The JSON

@@ -26,7 +26,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 	var db dbFlags
 	db.register(fs, false)
 	dir := fs.String("parquet", "", "directory to write the Parquet files under (required)")
-	pricesFile := fs.String("prices", "", report.PricesHelp)
+	pricesFile := fs.String("prices", "", pricesHelp)
 	var rb rebuildFlags
 	rb.register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {

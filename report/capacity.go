@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 )
 
@@ -347,12 +348,12 @@ func spikeOf(run []CapacityBucket, reqs []*yieldRequest, w int64) Spike {
 
 // capacityTable lays out the timeline; the spikes and the peaks follow
 // as notes.
-func (rep *Report) capacityTable() Table {
+func (rep *Report) capacityTable() texttab.Table {
 	c := rep.Capacity
-	t := Table{Title: fmt.Sprintf("Capacity: offered load λ·S per %s", time.Duration(c.BucketMs*1e6)), Labels: 1,
-		Columns: []Column{{"start", "bucket start"}, {"requests", "requests"}, {"amplification", "amp"},
-			{"attempts_per_s", "attempts/s"}, {"offered_load", "λ·S"}, {"offered_load_first_attempts", "no retry"},
-			{"peak_attempts_in_flight", "peak"}, {"utilisation", "util"}, {"hidden_work_ms", "hidden"}}}
+	t := texttab.Table{Title: fmt.Sprintf("Capacity: offered load λ·S per %s", time.Duration(c.BucketMs*1e6)), Labels: 1,
+		Columns: []texttab.Column{{Key: "start", Head: "bucket start"}, {Key: "requests", Head: "requests"}, {Key: "amplification", Head: "amp"},
+			{Key: "attempts_per_s", Head: "attempts/s"}, {Key: "offered_load", Head: "λ·S"}, {Key: "offered_load_first_attempts", Head: "no retry"},
+			{Key: "peak_attempts_in_flight", Head: "peak"}, {Key: "utilisation", Head: "util"}, {Key: "hidden_work_ms", Head: "hidden"}}}
 	width := time.Duration(c.BucketMs * 1e6)
 	folded := false
 	for i := 0; i < len(c.Buckets); {
@@ -363,9 +364,9 @@ func (rep *Report) capacityTable() Table {
 			folded = true
 			continue
 		}
-		t.Rows = append(t.Rows, []Cell{text(b.Start), count(b.Requests), maybe(Times, b.Amplification),
-			value(Decimal, b.AttemptsPerS), value(Decimal, b.OfferedLoad), value(Decimal, b.OfferedLoadFirstAttempts),
-			count(b.PeakInFlight), maybe(Share, b.Utilisation), value(Ms, b.HiddenWorkMs)})
+		t.Rows = append(t.Rows, []texttab.Cell{texttab.Label(b.Start), texttab.Int(b.Requests), texttab.Maybe(texttab.Times, b.Amplification),
+			texttab.Value(texttab.Decimal, b.AttemptsPerS), texttab.Value(texttab.Decimal, b.OfferedLoad), texttab.Value(texttab.Decimal, b.OfferedLoadFirstAttempts),
+			texttab.Int(b.PeakInFlight), texttab.Maybe(texttab.Share, b.Utilisation), texttab.Value(texttab.Ms, b.HiddenWorkMs)})
 		i++
 	}
 	t.Notes = []string{
@@ -373,8 +374,8 @@ func (rep *Report) capacityTable() Table {
 			"peak: most attempts in flight at once; amp: attempts per request of the requests started in the bucket; " +
 			"util: λ·S over the workers; hidden: server time after the client gave up on the attempts started in it.",
 		fmt.Sprintf("Whole timeline: λ·S %s with retries, %s without; peak %d attempts in flight at %s (%d first attempts at most); hidden work %s.",
-			format(Decimal, c.OfferedLoad), format(Decimal, c.OfferedLoadFirstAttempts), c.PeakAttemptsInFlight, c.PeakAt,
-			c.PeakFirstAttemptsInFlight, fmtMs(c.HiddenWorkMs)),
+			texttab.Format(texttab.Decimal, c.OfferedLoad), texttab.Format(texttab.Decimal, c.OfferedLoadFirstAttempts), c.PeakAttemptsInFlight, c.PeakAt,
+			c.PeakFirstAttemptsInFlight, texttab.FormatMs(c.HiddenWorkMs)),
 	}
 	if n := workersNote(c); n != "" {
 		t.Notes = append(t.Notes, n)
@@ -388,7 +389,7 @@ func (rep *Report) capacityTable() Table {
 	}
 	for _, s := range c.Spikes {
 		t.Notes = append(t.Notes, fmt.Sprintf("Spike %s to %s: amplification %s over %d requests, %s attempts/s, %d extra attempts.",
-			s.Start, s.End, format(Times, s.Amplification), s.Requests, format(Decimal, s.AttemptsPerS), s.ExtraAttempts))
+			s.Start, s.End, texttab.Format(texttab.Times, s.Amplification), s.Requests, texttab.Format(texttab.Decimal, s.AttemptsPerS), s.ExtraAttempts))
 	}
 	return t
 }
@@ -420,7 +421,7 @@ func quietLabel(n string, width time.Duration) string {
 
 // foldedRow is one row for a run of quiet buckets: the load still in
 // flight, as the mean over the run, and its peak.
-func foldedRow(run []CapacityBucket, width time.Duration, workers int) []Cell {
+func foldedRow(run []CapacityBucket, width time.Duration, workers int) []texttab.Cell {
 	var load, first float64
 	peak := 0
 	for _, b := range run {
@@ -434,8 +435,8 @@ func foldedRow(run []CapacityBucket, width time.Duration, workers int) []Cell {
 		u := load / n / float64(workers)
 		util = &u
 	}
-	return []Cell{text("… " + quietLabel(fmt.Sprint(len(run)), width) + " …"), count(0), maybe(Times, nil),
-		value(Decimal, 0), value(Decimal, load/n), value(Decimal, first/n), count(peak), maybe(Share, util), value(Ms, 0)}
+	return []texttab.Cell{texttab.Label("… " + quietLabel(fmt.Sprint(len(run)), width) + " …"), texttab.Int(0), texttab.Maybe(texttab.Times, nil),
+		texttab.Value(texttab.Decimal, 0), texttab.Value(texttab.Decimal, load/n), texttab.Value(texttab.Decimal, first/n), texttab.Int(peak), texttab.Maybe(texttab.Share, util), texttab.Value(texttab.Ms, 0)}
 }
 
 // workersNote is the load against the workers in one line: how many and
@@ -451,10 +452,10 @@ func workersNote(c *Capacity) string {
 		src = "estimated from the plateau of attempts in flight"
 	}
 	s := fmt.Sprintf("Workers %d (%s): utilisation %s, %d of %d buckets over capacity",
-		c.Workers, src, format(Share, *c.Utilisation), c.BucketsOverCapacity, len(c.Buckets))
+		c.Workers, src, texttab.Format(texttab.Share, *c.Utilisation), c.BucketsOverCapacity, len(c.Buckets))
 	if c.UnfinishedRequests > 0 {
 		s += fmt.Sprintf("; %d unfinished requests held %s of worker time (a leak, not a load)",
-			c.UnfinishedRequests, fmtMs(c.UnfinishedWorkMs))
+			c.UnfinishedRequests, texttab.FormatMs(c.UnfinishedWorkMs))
 	}
 	return s + "."
 }

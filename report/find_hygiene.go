@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
 	"github.com/retryscope/retryscope/segment"
@@ -58,7 +59,7 @@ func noJitter(s *segment.Segment) *Finding {
 	var values []string
 	for i, v := range s.RetryGapValuesMs {
 		ev = append(ev, inMs(fmt.Sprintf("gap value %d", i+1), v))
-		values = append(values, value(Ms, v).String())
+		values = append(values, texttab.Value(texttab.Ms, v).String())
 	}
 	return &Finding{Kind: "no_jitter",
 		Problem: fmt.Sprintf("%.0f%% of %d retries waited one of %s: the backoff has no jitter",
@@ -79,7 +80,7 @@ func retryLockstep(s *segment.Segment) *Finding {
 	at := time.Unix(0, p.StartNs).UTC()
 	return &Finding{Kind: "retry_lockstep",
 		Problem: fmt.Sprintf("%d retries started within %s of each other at %s (%.0f per second, against %.2f per 100 ms on average)",
-			p.Retries, value(Ms, p.SpreadMs), at.Format(time.RFC3339Nano), p.PerSecond, p.MeanPer100ms),
+			p.Retries, texttab.Value(texttab.Ms, p.SpreadMs), at.Format(time.RFC3339Nano), p.PerSecond, p.MeanPer100ms),
 		Evidence: []Evidence{counted("retries in the wave", float64(p.Retries)), inMs("wave start (Unix ms)", float64(p.StartNs)/1e6),
 			inMs("spread", p.SpreadMs), counted("peak retries per second", p.PerSecond), counted("mean retries per 100 ms", p.MeanPer100ms)},
 		Cost:   Cost{Attempts: p.Retries, TimeMs: p.CostMs},
@@ -122,30 +123,30 @@ func clientErrorStatuses(ctx context.Context, st *store.Store, win model.Window)
 
 // hygieneCells adds the retry-hygiene measures to a segment table row.
 func hygieneCells(r *row, m *segment.Measures) {
-	r.add("client_error_retries", "4xx retries", count(m.ClientErrorRetries))
-	r.add("client_error_retry_ms", "4xx retry time", value(Ms, m.ClientErrorRetryMs))
-	r.add("client_error_retry_tokens", "4xx retry tok", count(m.ClientErrorRetryTokens))
-	r.add("retry_after_retries", "after RA", count(m.RetryAfterRetries))
-	r.add("retry_after_ignored", "RA ignored", count(m.RetryAfterIgnored))
-	r.add("retry_after_early_ms", "early", value(Ms, m.RetryAfterEarlyMs))
-	r.add("retry_after_ignored_ms", "early retry time", value(Ms, m.RetryAfterIgnoredMs))
-	r.add("retry_gaps", "own gaps", count(m.RetryGaps))
-	r.add("retry_gap_fixed_share", "fixed", maybe(Share, m.RetryGapFixedShare))
+	r.add("client_error_retries", "4xx retries", texttab.Int(m.ClientErrorRetries))
+	r.add("client_error_retry_ms", "4xx retry time", texttab.Value(texttab.Ms, m.ClientErrorRetryMs))
+	r.add("client_error_retry_tokens", "4xx retry tok", texttab.Int(m.ClientErrorRetryTokens))
+	r.add("retry_after_retries", "after RA", texttab.Int(m.RetryAfterRetries))
+	r.add("retry_after_ignored", "RA ignored", texttab.Int(m.RetryAfterIgnored))
+	r.add("retry_after_early_ms", "early", texttab.Value(texttab.Ms, m.RetryAfterEarlyMs))
+	r.add("retry_after_ignored_ms", "early retry time", texttab.Value(texttab.Ms, m.RetryAfterIgnoredMs))
+	r.add("retry_gaps", "own gaps", texttab.Int(m.RetryGaps))
+	r.add("retry_gap_fixed_share", "fixed", texttab.Maybe(texttab.Share, m.RetryGapFixedShare))
 	p := m.RetryPeak
 	if p == nil {
-		r.add("retry_peak_retries", "peak 100ms", Cell{Unit: Count, Missing: true})
-		r.add("retry_peak_spread_ms", "spread", Cell{Unit: Ms, Missing: true})
-		r.add("retry_peak_mean_per_100ms", "mean 100ms", Cell{Unit: Number, Missing: true})
+		r.add("retry_peak_retries", "peak 100ms", texttab.Cell{Unit: texttab.Count, Missing: true})
+		r.add("retry_peak_spread_ms", "spread", texttab.Cell{Unit: texttab.Ms, Missing: true})
+		r.add("retry_peak_mean_per_100ms", "mean 100ms", texttab.Cell{Unit: texttab.Number, Missing: true})
 		return
 	}
-	r.add("retry_peak_retries", "peak 100ms", count(p.Retries))
-	r.add("retry_peak_spread_ms", "spread", value(Ms, p.SpreadMs))
-	r.add("retry_peak_mean_per_100ms", "mean 100ms", value(Number, p.MeanPer100ms))
+	r.add("retry_peak_retries", "peak 100ms", texttab.Int(p.Retries))
+	r.add("retry_peak_spread_ms", "spread", texttab.Value(texttab.Ms, p.SpreadMs))
+	r.add("retry_peak_mean_per_100ms", "mean 100ms", texttab.Value(texttab.Number, p.MeanPer100ms))
 }
 
 // hygieneGroup is the narrower table of the retry-hygiene columns.
-func hygieneGroup(by string) Group {
-	g := Group{Title: "Segments by " + by + ": retry hygiene"}
+func hygieneGroup(by string) texttab.Group {
+	g := texttab.Group{Title: "Segments by " + by + ": retry hygiene"}
 	for _, kh := range [][2]string{{"client_error_retries", "4xx retr"}, {"retry_after_retries", "after RA"},
 		{"retry_after_ignored", "RA ign"}, {"retry_after_early_ms", "early"}, {"retry_gaps", "gaps"},
 		{"retry_gap_fixed_share", "fixed"}, {"retry_peak_retries", "peak"}, {"retry_peak_spread_ms", "spread"}} {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/segment"
 )
@@ -41,7 +42,7 @@ func capAttempts(ctx context.Context, st *store.Store, win model.Window, _ *segm
 			p99CI = ci.P99
 		}
 		f := Finding{Kind: "cap_attempts", Segment: g.seg, group: fmt.Sprint(n),
-			Problem: fmt.Sprintf("attempt %d rescues %.0f per 1,000 requests and adds %s to their p99", n+1, *next.RescuedPer1000, fmtMs(*next.AddedP99Ms)),
+			Problem: fmt.Sprintf("attempt %d rescues %.0f per 1,000 requests and adds %s to their p99", n+1, *next.RescuedPer1000, texttab.FormatMs(*next.AddedP99Ms)),
 			Evidence: []Evidence{
 				{Name: fmt.Sprintf("requests that made attempt %d", n+1), Value: float64(next.Reached), Unit: "count"},
 				{Name: fmt.Sprintf("rescued per 1,000 by attempt %d", n+1), Value: *next.RescuedPer1000, Unit: "count"},
@@ -50,7 +51,7 @@ func capAttempts(ctx context.Context, st *store.Store, win model.Window, _ *segm
 				{Name: fmt.Sprintf("success by attempt %d", n), Value: c.Rows[n-1].Cumulative, Unit: "share"},
 			},
 			Change: fmt.Sprintf("cap attempts at %d on %s because attempt %d rescues %.0f per 1,000 and adds %s of p99",
-				n, segmentName(g.seg), n+1, *next.RescuedPer1000, fmtMs(*next.AddedP99Ms)),
+				n, segmentName(g.seg), n+1, *next.RescuedPer1000, texttab.FormatMs(*next.AddedP99Ms)),
 		}
 		for _, r := range g.reqs {
 			for k := n; k < r.attempts; k++ {
@@ -100,8 +101,8 @@ func retryStorm(ctx context.Context, st *store.Store, win model.Window, all *seg
 			"and jitter the backoff, so a failing server is not hit harder"}
 	var names []string
 	for _, s := range c.Spikes {
-		names = append(names, fmt.Sprintf("%s to %s at %s (%s attempts/s)", s.Start, s.End, format(Times, s.Amplification),
-			format(Decimal, s.AttemptsPerS)))
+		names = append(names, fmt.Sprintf("%s to %s at %s (%s attempts/s)", s.Start, s.End, texttab.Format(texttab.Times, s.Amplification),
+			texttab.Format(texttab.Decimal, s.AttemptsPerS)))
 		f.Evidence = append(f.Evidence, Evidence{Name: "amplification from " + s.Start + " to " + s.End, Value: s.Amplification, Unit: "ratio"})
 		f.Cost.Attempts += s.ExtraAttempts
 		f.Cost.TimeMs += s.ExtraMs
@@ -136,13 +137,13 @@ func preferFallback(s *segment.Segment) *Finding {
 	failed := rr.SameRouteRetries - int64(math.Round(same*float64(rr.SameRouteRetries)))
 	return &Finding{Kind: "prefer_fallback",
 		Problem: fmt.Sprintf("retries on another route succeeded %s of the time, retries on the same route %s",
-			format(Share, alt), format(Share, same)),
+			texttab.Format(texttab.Share, alt), texttab.Format(texttab.Share, same)),
 		Evidence: []Evidence{counted("alternate-route retries", float64(rr.AlternateRouteRetries)),
 			shareOf("alternate-route retry success", alt), inMs("alternate-route time per retry", *rr.AlternateRouteRetryAddedMs),
 			counted("same-route retries", float64(rr.SameRouteRetries)), shareOf("same-route retry success", same),
 			inMs("same-route time per retry", *rr.SameRouteRetryAddedMs)},
 		Cost: Cost{Attempts: failed, TimeMs: rr.SameRouteFailedMs, Tokens: rr.SameRouteFailedTokens},
 		Change: fmt.Sprintf("fail over sooner on %s: the fallback rescued %s vs %s on the same route",
-			segmentName(s.By), format(Share, alt), format(Share, same)),
+			segmentName(s.By), texttab.Format(texttab.Share, alt), texttab.Format(texttab.Share, same)),
 	}
 }

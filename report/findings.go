@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/segment"
 )
@@ -239,12 +240,12 @@ func retryableStatuses(byStatus map[string][]statusCount) map[[2]string]bool {
 
 // findingsTable lays the findings out, most costly first; each finding's
 // evidence and change follow as notes.
-func (rep *Report) findingsTable() Table {
-	t := Table{Title: "Findings, most costly first", Labels: 3, Columns: []Column{{"rank", "#"}, {"kind", "finding"},
-		{"segment", "service / operation / route"}, {"cost_attempts", "attempts"}, {"cost_time_ms", "time"}, {"cost_tokens", "tokens"}}}
+func (rep *Report) findingsTable() texttab.Table {
+	t := texttab.Table{Title: "Findings, most costly first", Labels: 3, Columns: []texttab.Column{{Key: "rank", Head: "#"}, {Key: "kind", Head: "finding"},
+		{Key: "segment", Head: "service / operation / route"}, {Key: "cost_attempts", Head: "attempts"}, {Key: "cost_time_ms", Head: "time"}, {Key: "cost_tokens", Head: "tokens"}}}
 	for i, f := range rep.Findings {
-		t.Rows = append(t.Rows, []Cell{text(fmt.Sprint(i + 1)), text(f.Kind), text(segmentsText(f)),
-			count(f.Cost.Attempts), value(Ms, f.Cost.TimeMs), count(f.Cost.Tokens)})
+		t.Rows = append(t.Rows, []texttab.Cell{texttab.Label(fmt.Sprint(i + 1)), texttab.Label(f.Kind), texttab.Label(segmentsText(f)),
+			texttab.Int(f.Cost.Attempts), texttab.Value(texttab.Ms, f.Cost.TimeMs), texttab.Int(f.Cost.Tokens)})
 		var ev []string
 		for _, e := range f.Evidence {
 			ev = append(ev, e.Name+" "+evidenceText(e))
@@ -261,10 +262,10 @@ func (rep *Report) findingsTable() Table {
 // evidenceText formats a figure of evidence as the tables format its
 // unit, with its interval when it has one.
 func evidenceText(e Evidence) string {
-	u := map[string]Unit{"count": Count, "ms": Ms, "share": Share, "ratio": Times, "decimal": Decimal}[e.Unit]
-	s := value(u, e.Value).String()
+	u := map[string]texttab.Unit{"count": texttab.Count, "ms": texttab.Ms, "share": texttab.Share, "ratio": texttab.Times, "decimal": texttab.Decimal}[e.Unit]
+	s := texttab.Value(u, e.Value).String()
 	if e.CI95 != nil {
-		s += " (95% CI " + Cell{Unit: u, V: e.CI95.Lo, Hi: e.CI95.Hi, Range: true}.String() + ")"
+		s += " (95% CI " + texttab.Cell{Unit: u, V: e.CI95.Lo, Hi: e.CI95.Hi, Range: true}.String() + ")"
 	}
 	return s
 }
@@ -282,7 +283,7 @@ func segmentCosts(f Finding) string {
 			each = append(each, fmt.Sprintf("and %d more (the JSON report lists every one)", len(f.Segments)-most))
 			break
 		}
-		each = append(each, fmt.Sprintf("%s %s attempts, %s", segmentValues(s.Segment), count(s.Cost.Attempts), value(Ms, s.Cost.TimeMs)))
+		each = append(each, fmt.Sprintf("%s %s attempts, %s", segmentValues(s.Segment), texttab.Int(s.Cost.Attempts), texttab.Value(texttab.Ms, s.Cost.TimeMs)))
 	}
 	return " In: " + strings.Join(each, "; ") + "."
 }

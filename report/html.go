@@ -24,11 +24,11 @@ func WriteHTML(w io.Writer, rep *Report) error {
 	}
 	figures := rep.figures()
 	for _, t := range rep.Tables() {
-		for _, v := range t.views() {
+		for _, v := range t.Views() {
 			ht := htmlreport.Table{Title: v.Title, Notes: v.Notes, NoHeader: v.NoHeader, Numeric: make([]bool, len(v.Columns))}
 			for j, c := range v.Columns {
 				ht.Header = append(ht.Header, c.Head)
-				ht.Numeric[j] = j >= v.Labels && (len(v.Rows) == 0 || v.Rows[0][j].numeric())
+				ht.Numeric[j] = j >= v.Labels && (len(v.Rows) == 0 || v.Rows[0][j].Numeric())
 			}
 			for _, r := range v.Rows {
 				cells := make([]string, len(r))
@@ -38,7 +38,7 @@ func WriteHTML(w io.Writer, rep *Report) error {
 				ht.Rows = append(ht.Rows, cells)
 			}
 			for i := range figures {
-				if f := &figures[i]; !f.placed && f.section == v.section && (f.column == "" || v.hasColumn(f.column)) {
+				if f := &figures[i]; !f.placed && f.section == v.Section && (f.column == "" || v.HasColumn(f.column)) {
 					ht.Figures, f.placed = append(ht.Figures, f.Figure), true
 				}
 			}
@@ -46,11 +46,6 @@ func WriteHTML(w io.Writer, rep *Report) error {
 		}
 	}
 	return htmlreport.Write(w, page)
-}
-
-// hasColumn reports whether t has a column with key k.
-func (t *Table) hasColumn(k string) bool {
-	return slices.ContainsFunc(t.Columns, func(c Column) bool { return c.Key == k })
 }
 
 // figure is a chart and the table it draws: the first table of section

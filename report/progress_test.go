@@ -9,6 +9,7 @@ import (
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 )
 
@@ -26,7 +27,9 @@ func TestBuildProgress(t *testing.T) {
 		want := []string{"1/5 measuring the requests", "2/5 layers, triggers and ranges", "3/5 baselines",
 			"4/5 marginal yield and capacity", "5/5 findings"}
 		if whatif {
-			opt.Whatif = func(context.Context, *store.Store, model.Window, string) (any, []Table, error) { return nil, nil, nil }
+			opt.Whatif = func(context.Context, *store.Store, model.Window, string) (any, []texttab.Table, error) {
+				return nil, nil, nil
+			}
 			want = []string{"1/6 measuring the requests", "2/6 layers, triggers and ranges", "3/6 baselines",
 				"4/6 marginal yield and capacity", "5/6 findings", "6/6 what if"}
 		}

@@ -1,7 +1,7 @@
 // Package report turns the derived tables into the one Report: the
 // workload, the baselines and the segments, measured once by the segment
 // engine, and renders that Report as text, Markdown, CSV, JSON and HTML
-// from one table model. The Report struct is the JSON contract of
+// from one table model (internal/texttab). The Report struct is the JSON contract of
 // docs/report.md, "The JSON report" (schema retryscope.report/v1): a key
 // means the same thing, with the same type, wherever it appears.
 package report
@@ -18,6 +18,7 @@ import (
 
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
 	"github.com/retryscope/retryscope/segment"
@@ -54,7 +55,7 @@ type Report struct {
 	// (--whatif): every figure in it is modeled.
 	Whatif any `json:"whatif,omitempty"`
 	// whatifTables render Whatif in the other formats.
-	whatifTables []Table
+	whatifTables []texttab.Table
 
 	// settings is how the report was made, for the renderers' headings.
 	settings settings
@@ -169,7 +170,7 @@ type Options struct {
 	// retry policy (package whatif, which the report does not know), with
 	// the tasks of Segments.TaskKey: its value is the JSON's whatif block,
 	// its tables follow the report's own. The findings alone leave it out.
-	Whatif func(ctx context.Context, st *store.Store, window model.Window, taskKey string) (any, []Table, error)
+	Whatif func(ctx context.Context, st *store.Store, window model.Window, taskKey string) (any, []texttab.Table, error)
 	// Progress, when set, is told as each step of the build begins: its
 	// name and number, of n.
 	Progress func(step string, i, n int)

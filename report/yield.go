@@ -10,6 +10,7 @@ import (
 	"unique"
 
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
 )
@@ -266,10 +267,10 @@ func ceiling(rows []YieldRow, budget YieldBudget) (*int, string) {
 	}
 	var parts []string
 	if budget.P99Ms != nil {
-		parts = append(parts, "p99 at most "+fmtMs(*budget.P99Ms))
+		parts = append(parts, "p99 at most "+texttab.FormatMs(*budget.P99Ms))
 	}
 	if budget.Amplification != nil {
-		parts = append(parts, "amplification at most "+format(Times, *budget.Amplification))
+		parts = append(parts, "amplification at most "+texttab.Format(texttab.Times, *budget.Amplification))
 	}
 	why := "the most attempts that keep " + strings.Join(parts, " and ")
 	best := 0
@@ -339,28 +340,28 @@ func bySegment(reqs []*yieldRequest) []segmentRequests {
 // Markdown and HTML label a segment's rows by its number (s1, s2 ...),
 // named in the notes; the table keeps the segment in full in a column
 // of its own.
-func (rep *Report) yieldTable() Table {
-	t := Table{Title: "Marginal yield: what each further attempt buys", Labels: 2, Columns: []Column{
-		{"curve", "curve"}, {"attempt", "n"}, {"reached", "reached"}, {"cleared", "cleared"},
-		{"conditional_success", "c(n)"}, {"cumulative_success", "C(n)"}, {"rescued_per_1000", "rescued/1k"},
-		{"p99_ms", "p99 cap n"}, {"added_p99_ms", "+p99"}, {"amplification", "amp cap n"}, {"ceiling", "ceiling"},
-		{"segment", "segment"}}}
+func (rep *Report) yieldTable() texttab.Table {
+	t := texttab.Table{Title: "Marginal yield: what each further attempt buys", Labels: 2, Columns: []texttab.Column{
+		{Key: "curve", Head: "curve"}, {Key: "attempt", Head: "n"}, {Key: "reached", Head: "reached"}, {Key: "cleared", Head: "cleared"},
+		{Key: "conditional_success", Head: "c(n)"}, {Key: "cumulative_success", Head: "C(n)"}, {Key: "rescued_per_1000", Head: "rescued/1k"},
+		{Key: "p99_ms", Head: "p99 cap n"}, {Key: "added_p99_ms", Head: "+p99"}, {Key: "amplification", Head: "amp cap n"}, {Key: "ceiling", Head: "ceiling"},
+		{Key: "segment", Head: "segment"}}}
 	my := rep.MarginalYield
 	budget := my.P99BudgetMs != nil || my.AmplificationBudget != nil
 	var names []string
 	add := func(label, name string, c *YieldCurve) {
-		ceil := Cell{Unit: Count, Missing: true}
+		ceil := texttab.Cell{Unit: texttab.Count, Missing: true}
 		if c.Ceiling != nil {
-			ceil = count(*c.Ceiling)
+			ceil = texttab.Int(*c.Ceiling)
 		}
 		for _, r := range c.Rows {
-			rescued := Cell{Unit: Count, Missing: true, Blank: true}
+			rescued := texttab.Cell{Unit: texttab.Count, Missing: true, Blank: true}
 			if r.RescuedPer1000 != nil {
-				rescued = value(Count, *r.RescuedPer1000)
+				rescued = texttab.Value(texttab.Count, *r.RescuedPer1000)
 			}
-			t.Rows = append(t.Rows, []Cell{text(label), count(r.Attempt), count(r.Reached), count(r.Cleared),
-				value(Share, r.Conditional), value(Share, r.Cumulative), rescued,
-				p99Cell(r.P99Ms, c.Requests), maybe(SignedMs, r.AddedP99Ms), value(Times, r.Amplification), ceil, text(name)})
+			t.Rows = append(t.Rows, []texttab.Cell{texttab.Label(label), texttab.Int(r.Attempt), texttab.Int(r.Reached), texttab.Int(r.Cleared),
+				texttab.Value(texttab.Share, r.Conditional), texttab.Value(texttab.Share, r.Cumulative), rescued,
+				p99Cell(r.P99Ms, c.Requests), texttab.Maybe(texttab.SignedMs, r.AddedP99Ms), texttab.Value(texttab.Times, r.Amplification), ceil, texttab.Label(name)})
 		}
 		if label != "all" {
 			names = append(names, label+": "+name)
@@ -387,7 +388,7 @@ func (rep *Report) yieldTable() Table {
 	if budget {
 		keys, heads = append(keys, "ceiling"), append(heads, "ceiling")
 	}
-	t.Groups = []Group{{Title: t.Title, Keys: keys, Heads: heads}}
+	t.Groups = []texttab.Group{{Title: t.Title, Keys: keys, Heads: heads}}
 	if !budget {
 		t.Notes = append(t.Notes, "No attempt ceiling: "+my.Workload.CeilingWhy+".")
 	}
@@ -400,11 +401,11 @@ func (rep *Report) yieldTable() Table {
 }
 
 // p99Cell is a p99 of requests, or why it is missing.
-func p99Cell(v *float64, n int) Cell {
+func p99Cell(v *float64, n int) texttab.Cell {
 	if v != nil {
-		return value(Ms, *v)
+		return texttab.Value(texttab.Ms, *v)
 	}
-	c := Cell{Unit: Ms, Missing: true}
+	c := texttab.Cell{Unit: texttab.Ms, Missing: true}
 	if n > 0 {
 		c.MinN = model.DefaultRule.MinN(99)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 )
 
@@ -39,9 +40,9 @@ func TestYieldArithmeticSeed(t *testing.T) {
 		} else if math.Abs(*r.RescuedPer1000-wantRescued[i]) > 1e-9 {
 			t.Errorf("rescued per 1,000 by attempt %d = %v, want %v", i+1, *r.RescuedPer1000, wantRescued[i])
 		}
-		got := [2]string{value(Share, r.Cumulative).String(), ""}
+		got := [2]string{texttab.Value(texttab.Share, r.Cumulative).String(), ""}
 		if r.RescuedPer1000 != nil {
-			got[1] = value(Count, *r.RescuedPer1000).String()
+			got[1] = texttab.Value(texttab.Count, *r.RescuedPer1000).String()
 		}
 		if got != wantText[i] {
 			t.Errorf("row %d reads %q, want %q", i+1, got, wantText[i])

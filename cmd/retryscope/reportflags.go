@@ -15,6 +15,7 @@ import (
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/internal/flagval"
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/report"
 	"github.com/retryscope/retryscope/segment"
@@ -233,7 +234,7 @@ func (r *reportFlags) Write(ctx context.Context, st *store.Store, stdout io.Writ
 
 // SetWhatif adds a replay under another retry policy to the report
 // (report.Options.Whatif).
-func (r *reportFlags) SetWhatif(f func(context.Context, *store.Store, model.Window, string) (any, []report.Table, error)) {
+func (r *reportFlags) SetWhatif(f func(context.Context, *store.Store, model.Window, string) (any, []texttab.Table, error)) {
 	r.opt.Whatif = f
 }
 

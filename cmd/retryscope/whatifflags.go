@@ -10,6 +10,7 @@ import (
 
 	"github.com/retryscope/retryscope/internal/flagval"
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/report"
 	"github.com/retryscope/retryscope/whatif"
@@ -211,14 +212,14 @@ func (f *whatifFlags) run(ctx context.Context, st *store.Store, w io.Writer) err
 // returns what adds a replay under it to a report: report.Options.Whatif.
 // The report's window bounds the requests replayed, and its --task-key
 // names their tasks unless the file does.
-func whatifReportBlock(path string) (func(context.Context, *store.Store, model.Window, string) (any, []report.Table, error), error) {
+func whatifReportBlock(path string) (func(context.Context, *store.Store, model.Window, string) (any, []texttab.Table, error), error) {
 	f := &whatifFlags{}
 	f.register(pflag.NewFlagSet("whatif", pflag.ContinueOnError))
 	f.policyFile = path
 	if err := f.checkPolicy(); err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, st *store.Store, window model.Window, taskKey string) (any, []report.Table, error) {
+	return func(ctx context.Context, st *store.Store, window model.Window, taskKey string) (any, []texttab.Table, error) {
 		if f.taskKey != "" {
 			taskKey = f.taskKey
 		}

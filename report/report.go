@@ -18,10 +18,10 @@ import (
 
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
 	"github.com/retryscope/retryscope/segment"
+	"github.com/retryscope/retryscope/whatif"
 )
 
 // Schema names the JSON report format (docs/report.md, "The JSON report").
@@ -53,9 +53,7 @@ type Report struct {
 	Capacity      *Capacity      `json:"capacity"`
 	// Whatif is a replay under another retry policy, when asked
 	// (--whatif): every figure in it is modeled.
-	Whatif any `json:"whatif,omitempty"`
-	// whatifTables render Whatif in the other formats.
-	whatifTables []texttab.Table
+	Whatif *whatif.Result `json:"whatif,omitempty"`
 
 	// settings is how the report was made, for the renderers' headings.
 	settings settings
@@ -167,16 +165,23 @@ type Options struct {
 	// --dataset), not spans; the heading says so.
 	Dataset bool
 	// Whatif, when set, replays the requests of the window under another
-	// retry policy (package whatif, which the report does not know), with
-	// the tasks of Segments.TaskKey: its value is the JSON's whatif block,
-	// its tables follow the report's own. The findings alone leave it out.
-	Whatif func(ctx context.Context, st *store.Store, window model.Window, taskKey string) (any, []texttab.Table, error)
+	// retry policy: the JSON's whatif block, whose tables follow the
+	// report's own. The findings alone leave it out.
+	Whatif *Replay
 	// Progress, when set, is told as each step of the build begins: its
 	// name and number, of n.
 	Progress func(step string, i, n int)
 	// NoCharts leaves out the samples the HTML charts are drawn from (32
 	// bytes a request), for a report written in another format.
 	NoCharts bool
+}
+
+// Replay is a what-if replay a report adds: its policy and options, of
+// which the report sets the Window to its own and, when empty, the
+// TaskKey to its Segments.TaskKey.
+type Replay struct {
+	Policy  whatif.Policy
+	Options whatif.Options
 }
 
 // buildSteps name the steps of Build, for Options.Progress.
@@ -298,7 +303,9 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	}
 	if opt.Whatif != nil && !opt.FindingsOnly {
 		opt.step(5)
-		if rep.Whatif, rep.whatifTables, err = opt.Whatif(ctx, st, opt.Window, opt.Segments.TaskKey); err != nil {
+		wopt := opt.Whatif.Options
+		wopt.Window, wopt.TaskKey = opt.Window, cmp.Or(wopt.TaskKey, opt.Segments.TaskKey)
+		if rep.Whatif, err = whatif.Replay(ctx, st, opt.Whatif.Policy, wopt); err != nil {
 			return nil, fmt.Errorf("whatif: %w", err)
 		}
 	}

@@ -82,8 +82,8 @@ func (rep *Report) Tables() []texttab.Table {
 	if s.shows("segments") && len(rep.SegmentBy) > 0 {
 		add("segments", rep.SegmentTable())
 	}
-	if s.shows("whatif") {
-		add("whatif", rep.whatifTables...)
+	if s.shows("whatif") && rep.Whatif != nil {
+		add("whatif", rep.Whatif.Tables()...)
 	}
 	if s.compact() {
 		ts[len(ts)-1].Notes = append(ts[len(ts)-1].Notes, "More: --full, or --section yield,capacity,baselines,segments,workload,…")

@@ -15,7 +15,6 @@ import (
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/internal/flagval"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/report"
 	"github.com/retryscope/retryscope/segment"
@@ -234,9 +233,7 @@ func (r *reportFlags) Write(ctx context.Context, st *store.Store, stdout io.Writ
 
 // SetWhatif adds a replay under another retry policy to the report
 // (report.Options.Whatif).
-func (r *reportFlags) SetWhatif(f func(context.Context, *store.Store, model.Window, string) (any, []texttab.Table, error)) {
-	r.opt.Whatif = f
-}
+func (r *reportFlags) SetWhatif(replay *report.Replay) { r.opt.Whatif = replay }
 
 // SetDataset says the store holds the union of Parquet datasets (report
 // --dataset), whose spans, files and rejections stay with the shards.

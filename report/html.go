@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retryscope/retryscope/analysis"
 	"github.com/retryscope/retryscope/internal/htmlreport"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/segment"
@@ -126,16 +127,12 @@ func latencyFigure(samples []segment.Sample) (htmlreport.Figure, bool) {
 	return f, true
 }
 
-// niceSteps are the bucket widths the timelines pick from.
-var niceSteps = []time.Duration{time.Second, 5 * time.Second, 15 * time.Second, 30 * time.Second,
-	time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour, 3 * time.Hour, 6 * time.Hour, 24 * time.Hour}
-
 // timeFigures are, per bucket of the capacity timeline, the logical
 // requests that started and their attempts, and their amplification:
 // retry storms show as spikes. They draw the Capacity table's series; a
 // bucket where no request started (or one the timeline leaves out) is a
 // gap in the lines, not a value.
-func timeFigures(c *Capacity) []htmlreport.Figure {
+func timeFigures(c *analysis.Capacity) []htmlreport.Figure {
 	if c == nil || len(c.Buckets) < 2 {
 		return nil
 	}

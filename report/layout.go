@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/retryscope/retryscope/analysis"
 	"github.com/retryscope/retryscope/internal/texttab"
 )
 
@@ -113,7 +114,7 @@ func (rep *Report) groupedFindings() texttab.Table {
 	t := texttab.Table{Title: "Findings, most costly first", Labels: 3, Columns: []texttab.Column{{Key: "rank", Head: "#"}, {Key: "kind", Head: "finding"},
 		{Key: "segment", Head: "where (service / operation / route)"}, {Key: "cost_attempts", Head: "attempts"}, {Key: "cost_time_ms", Head: "time"}, {Key: "cost_tokens", Head: "tokens"}}}
 	var kinds []string
-	by := map[string][]Finding{}
+	by := map[string][]analysis.Finding{}
 	for _, f := range rep.Findings {
 		if _, ok := by[f.Kind]; !ok {
 			kinds = append(kinds, f.Kind)
@@ -126,11 +127,11 @@ func (rep *Report) groupedFindings() texttab.Table {
 			break
 		}
 		fs := by[k]
-		var c Cost
+		var c analysis.Cost
 		for _, f := range fs {
 			c.Attempts, c.TimeMs, c.Tokens = c.Attempts+f.Cost.Attempts, c.TimeMs+f.Cost.TimeMs, c.Tokens+f.Cost.Tokens
 		}
-		all := Finding{Segment: fs[0].Segment}
+		all := analysis.Finding{Segment: fs[0].Segment}
 		for _, f := range fs {
 			all.Segments = append(all.Segments, f.Segments...)
 		}

@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/retryscope/retryscope/analysis"
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
@@ -45,12 +46,12 @@ type Report struct {
 	Ingest  Ingest       `json:"ingest"`
 	Linkage []LinkageRow `json:"linkage"`
 	// Findings are the changes the data supports, most costly first.
-	Findings []Finding `json:"findings"`
+	Findings []analysis.Finding `json:"findings"`
 	// MarginalYield is what each further attempt buys, and Capacity the
 	// load retries put on the servers over time (docs/report.md, "The JSON
 	// report").
-	MarginalYield *MarginalYield `json:"marginal_yield"`
-	Capacity      *Capacity      `json:"capacity"`
+	MarginalYield *analysis.MarginalYield `json:"marginal_yield"`
+	Capacity      *analysis.Capacity      `json:"capacity"`
 	// Whatif is a replay under another retry policy, when asked
 	// (--whatif): every figure in it is modeled.
 	Whatif *whatif.Result `json:"whatif,omitempty"`
@@ -157,7 +158,7 @@ type Options struct {
 	Full     bool
 	Sections []string
 	// YieldBudget is what the marginal yield's attempt ceiling keeps to.
-	YieldBudget YieldBudget
+	YieldBudget analysis.YieldBudget
 	// Workers is the capacity the offered load is set against; 0
 	// estimates it from the plateau of attempts in flight.
 	Workers int
@@ -228,7 +229,7 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	// for the findings to judge.
 	whole := segment.Spec{Since: spec.Since, Until: spec.Until, CI: spec.CI, Seed: spec.Seed,
 		Resamples: spec.Resamples, MinTail: spec.MinTail, BaselineKind: spec.BaselineKind, Samples: !opt.NoCharts, Prices: spec.Prices,
-		TaskKey: spec.TaskKey, By: findingDims(), MinCohort: 1}
+		TaskKey: spec.TaskKey, By: analysis.FindingSegmentDims(), MinCohort: 1}
 	// Without filters the segments read the workload's requests, so both
 	// are computed from one read.
 	specs := []segment.Spec{whole}
@@ -282,19 +283,19 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	opt.step(3)
 	// The requests and their attempts are Go's second largest hold, used
 	// by Go alone from here.
-	var reqs []*yieldRequest
+	var reqs []*analysis.Request
 	err = st.LoadAlone(ctx, func() (err error) {
-		reqs, err = loadYieldRequests(ctx, st, opt.Window)
+		reqs, err = analysis.LoadRequests(ctx, st, opt.Window)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("marginal yield: %w", err)
 	}
-	rep.MarginalYield = marginalYield(reqs, model.Rule{MinTail: all.MinTail}, opt.YieldBudget, rep.settings.minCohort)
-	rep.Capacity = capacity(reqs, capacityStep(reqs), all.Workload.HiddenWorkMs)
-	rep.Capacity.againstWorkers(opt.Workers)
+	rep.MarginalYield = analysis.MarginalYieldOf(reqs, model.Rule{MinTail: all.MinTail}, opt.YieldBudget, rep.settings.minCohort)
+	rep.Capacity = analysis.MeasureCapacity(reqs, analysis.CapacityStep(reqs), all.Workload.HiddenWorkMs)
+	rep.Capacity.AgainstWorkers(opt.Workers)
 	opt.step(4)
-	if rep.Findings, err = findings(withYieldRequests(ctx, opt.Window, reqs), st, opt.Window, &all); err != nil {
+	if rep.Findings, err = analysis.Findings(analysis.WithRequests(ctx, opt.Window, reqs), st, opt.Window, &all); err != nil {
 		return nil, fmt.Errorf("findings: %w", err)
 	}
 	i := &rep.Ingest

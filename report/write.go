@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/retryscope/retryscope/analysis"
 	"github.com/retryscope/retryscope/internal/atomicfile"
 	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/texttab"
@@ -53,9 +54,9 @@ func WriteJSON(w io.Writer, rep *Report) error {
 	enc.SetIndent("", "  ")
 	if rep.settings.findings {
 		return enc.Encode(struct {
-			Schema   string    `json:"schema"`
-			Window   Window    `json:"window"`
-			Findings []Finding `json:"findings"`
+			Schema   string             `json:"schema"`
+			Window   Window             `json:"window"`
+			Findings []analysis.Finding `json:"findings"`
 		}{rep.Schema, rep.Window, rep.Findings})
 	}
 	return enc.Encode(rep)

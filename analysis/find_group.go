@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"cmp"
@@ -46,7 +46,7 @@ func groupFindings(fs []Finding) []Finding {
 	for _, k := range keys {
 		members := groups[k]
 		slices.SortStableFunc(members, func(a, b Finding) int {
-			return cmp.Or(byCost(a.Cost, b.Cost), cmp.Compare(segmentName(a.Segment), segmentName(b.Segment)))
+			return cmp.Or(byCost(a.Cost, b.Cost), cmp.Compare(SegmentName(a.Segment), SegmentName(b.Segment)))
 		})
 		g := members[0]
 		for _, f := range members {
@@ -99,20 +99,7 @@ func whereText(common map[string]string, n int) string {
 	if len(common) == 0 {
 		return fmt.Sprintf("%d segments", n)
 	}
-	return fmt.Sprintf("%s (%d segments)", segmentName(common), n)
-}
-
-// segmentsText lists a finding's segments by their values, as the
-// findings tables show them: "10 segments: a / b / c, d / e / f, …".
-func segmentsText(f Finding) string {
-	if len(f.Segments) <= 1 {
-		return segmentValues(f.Segment)
-	}
-	var names []string
-	for _, s := range f.Segments {
-		names = append(names, segmentValues(s.Segment))
-	}
-	return fmt.Sprintf("%d segments: %s", len(f.Segments), strings.Join(names, ", "))
+	return fmt.Sprintf("%s (%d segments)", SegmentName(common), n)
 }
 
 // A merger words a finding of several segments from theirs (most
@@ -135,7 +122,7 @@ var mergers = map[string]merger{
 
 // sameChange is the most costly segment's change, said of where.
 func sameChange(fs []Finding, where string) string {
-	return strings.Replace(fs[0].Change, segmentName(fs[0].Segment), where, 1)
+	return strings.Replace(fs[0].Change, SegmentName(fs[0].Segment), where, 1)
 }
 
 func mergeFirst(fs []Finding, where string) (string, []Evidence, string) {

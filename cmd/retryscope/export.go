@@ -44,7 +44,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 	}
 	prices := report.DefaultPrices()
 	if *pricesFile != "" {
-		if prices, err = report.LoadPrices(*pricesFile); err != nil {
+		if prices, err = loadPrices(*pricesFile); err != nil {
 			return &usageError{"export", fmt.Errorf("--prices: %w", err)}
 		}
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -79,6 +81,16 @@ func (r *reportFlags) Register(fs *pflag.FlagSet, outputFlag string) {
 // the report's spend and the Parquet's are priced by the same table.
 const pricesHelp = `price table for spend: JSON {"model": {"input_per_mtok": 2.5, "output_per_mtok": 10}}, USD per 1M tokens, over the built-in list prices (default: built-in only)`
 
+// loadPrices reads the --prices file path over the built-in list prices
+// (report.ReadPrices).
+func loadPrices(path string) (model.Prices, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("prices: %w", err)
+	}
+	return report.ReadPrices(bytes.NewReader(b), path)
+}
+
 // Prices is the table spend is priced by: --prices laid over the
 // built-in list prices. Call it after Check.
 func (r *reportFlags) Prices() model.Prices {
@@ -145,7 +157,7 @@ func (r *reportFlags) Check() error {
 	}
 	spec.TaskKey = r.taskKey
 	if r.prices != "" {
-		if spec.Prices, err = report.LoadPrices(r.prices); err != nil {
+		if spec.Prices, err = loadPrices(r.prices); err != nil {
 			return fmt.Errorf("--prices: %w", err)
 		}
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -81,5 +83,24 @@ func TestChartsOnlyForHTML(t *testing.T) {
 		if f.opt.NoCharts != tc.noCharts {
 			t.Errorf("%v: NoCharts %v, want %v", tc.args, f.opt.NoCharts, tc.noCharts)
 		}
+	}
+}
+
+// TestPricesFlag: --prices reads its file over the built-in prices; a
+// missing file is a usage error naming the flag.
+func TestPricesFlag(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prices.json")
+	if err := os.WriteFile(path, []byte(`{"mine": {"input_per_mtok": 1, "output_per_mtok": 2}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parseReportFlags("--prices", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := f.Prices(); p["mine"].OutputPerMTok != 2 || p["gpt-4o"].InputPerMTok != 2.5 {
+		t.Errorf("prices %v: want the file over the built-in ones", p)
+	}
+	if _, err := parseReportFlags("--prices", path+".none"); err == nil || !strings.Contains(err.Error(), "--prices") {
+		t.Errorf("a missing file: %v, want an error naming --prices", err)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/rebuild"
-	"github.com/retryscope/retryscope/report"
 )
 
 const runExamples = `
@@ -34,7 +33,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 	nowFlag := fs.String("now", "", "the time --keep counts back from, RFC 3339 (default: the clock; for backfills and tests)")
 	var lim ingest.Limits
 	checkLimits := registerLimits(fs, &lim)
-	var rep report.Flags
+	var rep reportFlags
 	rep.Register(fs, "report")
 	var rb rebuildFlags
 	rb.register(fs)

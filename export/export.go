@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retryscope/retryscope/internal/atomicfile"
 	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
@@ -161,11 +162,7 @@ func exportTable(ctx context.Context, st *store.Store, dir, name string, days []
 			}
 			continue
 		}
-		if err := crashpoint.Hit("export.tmp"); err != nil {
-			os.Remove(tmp)
-			return res, err
-		}
-		if err := os.Rename(tmp, final); err != nil {
+		if err := atomicfile.Publish(tmp, final, "export.tmp"); err != nil {
 			return res, err
 		}
 		if err := crashpoint.Hit("export.written"); err != nil {

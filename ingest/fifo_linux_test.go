@@ -85,7 +85,8 @@ func TestFIFOsAndPipesAreRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, _, _, spansNew, rejected := sum.Totals()
+			tot := sum.Totals()
+			spansNew, rejected := tot.SpansNew, tot.Rejected
 			if spansNew != tc.spans {
 				t.Errorf("%d spans stored, want %d\n%s", spansNew, tc.spans, log.String())
 			}

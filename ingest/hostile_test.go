@@ -55,7 +55,8 @@ func TestPrettyDocumentBounded(t *testing.T) {
 	// The padded document is 40x over the limit, its content well under.
 	lim := ingest.Limits{MaxDocumentBytes: int64(len(padded)) / 40}
 	s, log := runWith(t, st, ingest.Options{Limits: lim}, small)
-	if _, _, spans, _, rejected := s.Totals(); spans != int64(testkit.SpanCount(batches)) || rejected != 0 {
+	tot := s.Totals()
+	if spans, rejected := tot.Spans, tot.Rejected; spans != int64(testkit.SpanCount(batches)) || rejected != 0 {
 		t.Fatalf("padded document: %d spans, %d rejected, want %d, 0\n%s", spans, rejected, testkit.SpanCount(batches), log)
 	}
 
@@ -136,7 +137,7 @@ func TestSymlinksFollowed(t *testing.T) {
 	}
 	st := testkit.Open(t)
 	s, log := run(t, st, scan)
-	if ingested, _, _, _, _ := s.Totals(); ingested != 2 {
+	if ingested := s.Totals().Ingested; ingested != 2 {
 		t.Errorf("%d files read, want 2 (a.jsonl once, sub/b.pb)\n%s", ingested, log)
 	}
 	if got := testkit.Count(t, st, `SELECT count(*) FROM spans`); got != 50 {

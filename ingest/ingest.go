@@ -79,21 +79,31 @@ type Summary struct {
 	Truth []string
 }
 
+// Totals are a run's counts added up over its files.
+type Totals struct {
+	Ingested int   // files read and stored
+	Skipped  int   // files skipped (already ingested, our own output, …)
+	Spans    int64 // spans read
+	SpansNew int64 // spans stored that the database did not hold
+	Rejected int64 // records refused, for every reason
+}
+
 // Totals adds up the per-file counts.
-func (s Summary) Totals() (ingested, skipped int, spans, spansNew, rejected int64) {
+func (s Summary) Totals() Totals {
+	var t Totals
 	for _, f := range s.Files {
 		if f.Skipped != "" {
-			skipped++
+			t.Skipped++
 		} else if f.Format != "" {
-			ingested++
+			t.Ingested++
 		}
-		spans += f.Spans
-		spansNew += f.SpansNew
+		t.Spans += f.Spans
+		t.SpansNew += f.SpansNew
 	}
 	for _, n := range s.Rejected {
-		rejected += n
+		t.Rejected += n
 	}
-	return
+	return t
 }
 
 // Run ingests every file the paths name. Problems with the input are
@@ -165,24 +175,24 @@ func Run(ctx context.Context, st *store.Store, paths []string, opt Options) (Sum
 // Line says what the run did, for a log, given the spans now in the
 // database; a second line totals the rejections, if any.
 func (s Summary) Line(stored int64) string {
-	ingested, skipped, spans, spansNew, rejected := s.Totals()
+	t := s.Totals()
 	var b strings.Builder
 	fmt.Fprintf(&b, "ingest: %d files read, %d skipped as already ingested; %d spans (%d new), %d in the database",
-		ingested, skipped, spans, spansNew, stored)
-	if secs := s.Elapsed.Seconds(); secs > 0 && spans > 0 {
-		fmt.Fprintf(&b, "; %.1fs, %.0f spans/s", secs, float64(spans)/secs)
+		t.Ingested, t.Skipped, t.Spans, t.SpansNew, stored)
+	if secs := s.Elapsed.Seconds(); secs > 0 && t.Spans > 0 {
+		fmt.Fprintf(&b, "; %.1fs, %.0f spans/s", secs, float64(t.Spans)/secs)
 	} else {
 		fmt.Fprintf(&b, "; %s", s.Elapsed.Round(time.Millisecond))
 	}
 	if n := len(s.Truth); n > 0 {
 		fmt.Fprintf(&b, "; %d truth %s of retryscope gen left out", n, map[bool]string{true: "file", false: "files"}[n == 1])
 	}
-	if rejected > 0 {
+	if t.Rejected > 0 {
 		var parts []string
 		for _, r := range SortedReasons(s.Rejected) {
 			parts = append(parts, fmt.Sprintf("%s %d", r, s.Rejected[r]))
 		}
-		fmt.Fprintf(&b, "\ningest: %d rejected (%s); see the ingest_errors table", rejected, strings.Join(parts, ", "))
+		fmt.Fprintf(&b, "\ningest: %d rejected (%s); see the ingest_errors table", t.Rejected, strings.Join(parts, ", "))
 	}
 	return b.String()
 }

@@ -50,7 +50,8 @@ func TestEveryFramingIngestsIdentically(t *testing.T) {
 			p := testkit.WriteFile(t, filepath.Join(dir, fr.Name), fr.Write, batches)
 			st := testkit.Open(t)
 			sum, log := run(t, st, p)
-			if _, _, spans, spansNew, rejected := sum.Totals(); spans != int64(want) || spansNew != int64(want) || rejected != 0 {
+			tot := sum.Totals()
+			if spans, spansNew, rejected := tot.Spans, tot.SpansNew, tot.Rejected; spans != int64(want) || spansNew != int64(want) || rejected != 0 {
 				t.Fatalf("spans %d new %d rejected %d, want %d, 0 rejected\n%s", spans, spansNew, rejected, want, log)
 			}
 			got := testkit.DumpSpans(t, st)
@@ -109,7 +110,8 @@ func TestJSONExporterQuirks(t *testing.T) {
 	os.WriteFile(p, []byte(line+"\n"), 0o644)
 	st := testkit.Open(t)
 	sum, log := run(t, st, p)
-	if _, _, spans, _, rejected := sum.Totals(); spans != 2 || rejected != 0 {
+	tot := sum.Totals()
+	if spans, rejected := tot.Spans, tot.Rejected; spans != 2 || rejected != 0 {
 		t.Fatalf("spans %d rejected %d\n%s", spans, rejected, log)
 	}
 	got := testkit.Dump(t, st, `SELECT span_id, coalesce(parent_span_id, '-'), kind, start_ns, end_ns, status_code, status_message,
@@ -171,7 +173,8 @@ func TestBadInputLosesNothingElse(t *testing.T) {
 
 	st := testkit.Open(t)
 	s, log := run(t, st, dir)
-	_, _, spans, _, rejected := s.Totals()
+	tot := s.Totals()
+	spans, rejected := tot.Spans, tot.Rejected
 	for _, want := range []string{
 		"damaged.jsonl:" + strconv.Itoa(garbageAt) + ": bad_json",
 		"damaged.jsonl:" + strconv.Itoa(truncAt) + ": truncated",
@@ -244,14 +247,15 @@ func TestIdempotent(t *testing.T) {
 	twice := testkit.Open(t)
 	run(t, twice, a)
 	s, log := run(t, twice, a)
-	if _, skipped, _, _, _ := s.Totals(); skipped != 1 || !strings.Contains(log, "skipped, already ingested") {
+	if skipped := s.Totals().Skipped; skipped != 1 || !strings.Contains(log, "skipped, already ingested") {
 		t.Errorf("second ingest not skipped:\n%s", log)
 	}
 	if testkit.DumpSpans(t, once) != testkit.DumpSpans(t, twice) {
 		t.Error("ingesting twice changed the spans table")
 	}
 	s, _ = run(t, twice, overlap)
-	if _, _, spans, spansNew, _ := s.Totals(); spansNew != 0 || spans == 0 {
+	tot := s.Totals()
+	if spans, spansNew := tot.Spans, tot.SpansNew; spansNew != 0 || spans == 0 {
 		t.Errorf("overlapping file: %d spans, %d new; want all already stored", spans, spansNew)
 	}
 	if got := testkit.Count(t, twice, `SELECT count(*) FROM spans`); got != int64(testkit.SpanCount(batches)) {
@@ -270,7 +274,8 @@ func TestStdin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, skipped, _, spansNew, _ := s.Totals()
+		tot := s.Totals()
+		skipped, spansNew := tot.Skipped, tot.SpansNew
 		if i == 0 && spansNew != int64(testkit.SpanCount(batches)) {
 			t.Errorf("stdin: %d new spans", spansNew)
 		}

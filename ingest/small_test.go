@@ -95,7 +95,8 @@ func smallFilesState(t *testing.T, dir, later string) map[string]string {
 	for i, in := range []string{dir, dir, later} {
 		sum, log := run(t, st, in)
 		r := fmt.Sprintf("run %d", i+1)
-		ingested, skipped, spans, spansNew, rejected := sum.Totals()
+		tot := sum.Totals()
+		ingested, skipped, spans, spansNew, rejected := tot.Ingested, tot.Skipped, tot.Spans, tot.SpansNew, tot.Rejected
 		out[r] = timing.ReplaceAllString(log, "\n") +
 			fmt.Sprintln(ingested, skipped, spans, spansNew, rejected, sum.Rejected)
 	}

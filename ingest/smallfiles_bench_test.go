@@ -56,7 +56,8 @@ func BenchmarkSmallFiles(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if ingested, _, _, spansNew, rejected := sum.Totals(); ingested != n || spansNew != int64(len(one)) || rejected != 0 {
+		tot := sum.Totals()
+		if ingested, spansNew, rejected := tot.Ingested, tot.SpansNew, tot.Rejected; ingested != n || spansNew != int64(len(one)) || rejected != 0 {
 			b.Fatalf("%d files, %d spans, %d rejected; want %d files, %d spans", ingested, spansNew, rejected, n, len(one))
 		}
 		b.StopTimer()

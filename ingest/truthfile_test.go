@@ -22,7 +22,8 @@ func TestGenTruthFileIsLeftOutOfAWalk(t *testing.T) {
 	os.WriteFile(truth, []byte(`{"requests": []}`), 0o644)
 
 	sum, log := run(t, testkit.Open(t), dir)
-	if _, _, spans, _, rejected := sum.Totals(); spans != int64(testkit.SpanCount(batches)) || rejected != 0 {
+	tot := sum.Totals()
+	if spans, rejected := tot.Spans, tot.Rejected; spans != int64(testkit.SpanCount(batches)) || rejected != 0 {
 		t.Fatalf("%d spans, %d rejected; want %d, 0\n%s", spans, rejected, testkit.SpanCount(batches), log)
 	}
 	if len(sum.Truth) != 1 || !strings.Contains(log, "traces.jsonl.truth.json: left out: a truth file of retryscope gen") {
@@ -33,7 +34,7 @@ func TestGenTruthFileIsLeftOutOfAWalk(t *testing.T) {
 	}
 
 	sum, _ = run(t, testkit.Open(t), truth)
-	if _, _, _, _, rejected := sum.Totals(); rejected != 1 || len(sum.Truth) != 0 {
+	if rejected := sum.Totals().Rejected; rejected != 1 || len(sum.Truth) != 0 {
 		t.Errorf("named on the command line: %d rejected, %d left out; want 1, 0", rejected, len(sum.Truth))
 	}
 }

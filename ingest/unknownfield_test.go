@@ -43,7 +43,8 @@ func TestRawProtobufSkipsUnknownFields(t *testing.T) {
 				p := writeFile(t, dir, filepath.Base(t.Name())+".pb", func(w *bytes.Buffer) { w.Write(raw) })
 				st := testkit.Open(t)
 				sum, log := run(t, st, p)
-				if _, _, _, spansNew, rejected := sum.Totals(); spansNew != want || rejected != 0 {
+				tot := sum.Totals()
+				if spansNew, rejected := tot.SpansNew, tot.Rejected; spansNew != want || rejected != 0 {
 					t.Errorf("%d of %d spans stored, %d rejected (%v)\n%s", spansNew, want, rejected, sum.Rejected, log)
 				}
 			})

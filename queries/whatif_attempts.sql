@@ -25,9 +25,10 @@
 --   hidden_work_ms      server time after the client abandoned it
 --   retry_after_ms      the wait its answer asked for (Retry-After), 0
 --                       when none
---   task_id             the request's task: its trace, or (task marker,
---                       with the join marker joining the anchor span as s)
---                       an attribute of its anchor span
+--   task_id             the request's task: its trace, or, with the
+--                       commented-out task parts made live (package whatif
+--                       does so for a --task-key), the attribute $3 of its
+--                       anchor span s
 --   endpoint            where the attempt went: the authority (host:port)
 --                       of its span's url.full or http.url, else
 --                       server.address and server.port ('' when unknown)
@@ -43,7 +44,7 @@ SELECT r.request_id,
        coalesce(a.input_tokens, 0) + coalesce(a.output_tokens, 0),
        a.hidden_work_ms,
        coalesce(a.retry_after_s, 0) * 1000,
-       coalesce(/*task*/ r.trace_id),
+       coalesce(/*task: s.attributes[$3], :task*/ r.trace_id),
        coalesce(nullif(regexp_extract(coalesce(sa.attributes['url.full'], sa.attributes['http.url'], ''),
                                       '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#]+)', 1), ''),
                 sa.attributes['server.address'] || coalesce(':' || sa.attributes['server.port'], ''), ''),
@@ -52,6 +53,6 @@ SELECT r.request_id,
 FROM requests r
 JOIN attempts a ON a.request_id = r.request_id
 LEFT JOIN spans sa ON sa.trace_id = a.trace_id AND sa.span_id = a.span_id
-/*join*/
+/*task: LEFT JOIN spans s ON s.trace_id = r.trace_id AND s.span_id = r.span_id :task*/
 WHERE r.start_ns BETWEEN $1 AND $2
 ORDER BY r.start_ns, r.request_id, a.ordinal

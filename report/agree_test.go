@@ -18,6 +18,7 @@ import (
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/rebuild"
 	"github.com/retryscope/retryscope/segment"
 )
@@ -388,7 +389,7 @@ func textHasRow(txt string, cells []string) bool {
 // TestTextFitsWidth: no line of the text report is wider than Width.
 func TestTextFitsWidth(t *testing.T) {
 	for i, line := range strings.Split(render(t, sampleReport(t), "table"), "\n") {
-		if n := utf8.RuneCountInString(line); n > Width {
+		if n := utf8.RuneCountInString(line); n > texttab.Width {
 			t.Errorf("line %d is %d columns wide: %q", i+1, n, line)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/retryscope/retryscope/analysis"
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
@@ -44,7 +45,7 @@ func TestAWSThrottlingFixture(t *testing.T) {
 	}
 	for _, f := range rep.Findings {
 		if f.Kind == "retry_on_client_error" {
-			t.Errorf("retry_on_client_error on %s: %s", segmentName(f.Segment), f.Problem)
+			t.Errorf("retry_on_client_error on %s: %s", analysis.SegmentName(f.Segment), f.Problem)
 		}
 	}
 	details := map[string]string{}

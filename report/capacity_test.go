@@ -3,6 +3,8 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/retryscope/retryscope/analysis"
 )
 
 // TestCapacityTableFoldsQuietRuns: runs of two or more buckets in which
@@ -10,13 +12,13 @@ import (
 // most; a lone quiet bucket keeps its row; the JSON's buckets stay whole.
 func TestCapacityTableFoldsQuietRuns(t *testing.T) {
 	amp := 1.5
-	busy := func(start string) CapacityBucket {
-		return CapacityBucket{Start: start, Requests: 4, RequestAttempts: 6, Amplification: &amp, AttemptsPerS: 6, OfferedLoad: 3, PeakInFlight: 4}
+	busy := func(start string) analysis.CapacityBucket {
+		return analysis.CapacityBucket{Start: start, Requests: 4, RequestAttempts: 6, Amplification: &amp, AttemptsPerS: 6, OfferedLoad: 3, PeakInFlight: 4}
 	}
-	quietAt := func(start string, load float64, peak int) CapacityBucket {
-		return CapacityBucket{Start: start, OfferedLoad: load, PeakInFlight: peak}
+	quietAt := func(start string, load float64, peak int) analysis.CapacityBucket {
+		return analysis.CapacityBucket{Start: start, OfferedLoad: load, PeakInFlight: peak}
 	}
-	rep := &Report{Capacity: &Capacity{BucketMs: 1000, Buckets: []CapacityBucket{
+	rep := &Report{Capacity: &analysis.Capacity{BucketMs: 1000, Buckets: []analysis.CapacityBucket{
 		busy("t0"), quietAt("t1", 3, 3), quietAt("t2", 1, 1), quietAt("t3", 2, 2), busy("t4"), quietAt("t5", 1, 1), busy("t6"),
 	}}}
 	tab := rep.capacityTable()

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retryscope/retryscope/analysis"
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
-	"github.com/spf13/pflag"
 )
 
 // splitWorkersConfig is four concurrent go-retryablehttp workers, each
@@ -42,8 +42,9 @@ func truthBusy(reqs []gen.Request, w int64) (busy []int64, first int64) {
 			lo, hi = min(lo, a.StartNs), max(hi, a.EndNs)
 		}
 	}
-	first = floorTo(lo, w)
-	busy = make([]int64, (floorTo(hi, w)-first)/w+1)
+	// Start times are after 1970: division floors them.
+	first = lo / w * w
+	busy = make([]int64, (hi/w*w-first)/w+1)
 	for _, r := range reqs {
 		for _, a := range r.AttemptList {
 			for b := range busy {
@@ -66,7 +67,7 @@ func truthBusy(reqs []gen.Request, w int64) (busy []int64, first int64) {
 func TestCapacityWorkersTruth(t *testing.T) {
 	st, truth := workload.Rebuilt(t, splitWorkersConfig())
 	est := buildWith(t, st, 0).Capacity
-	if est.WorkersSource != WorkersEstimated || est.Workers < 1 || est.Workers > 4 {
+	if est.WorkersSource != analysis.WorkersEstimated || est.Workers < 1 || est.Workers > 4 {
 		t.Errorf("estimated %d workers (%s), want 1 to 4", est.Workers, est.WorkersSource)
 	}
 	if est.Workers != est.PeakAttemptsInFlight || est.PeakAttemptsInFlight != 4 {
@@ -87,7 +88,7 @@ func TestCapacityWorkersTruth(t *testing.T) {
 	}
 	for _, n := range []int{1, 2, 3, 4, 100} {
 		c := buildWith(t, st, n).Capacity
-		if c.Workers != n || c.WorkersSource != WorkersFlag || c.Utilisation == nil {
+		if c.Workers != n || c.WorkersSource != analysis.WorkersFlag || c.Utilisation == nil {
 			t.Fatalf("--workers %d: %d workers (%s), utilisation %v", n, c.Workers, c.WorkersSource, c.Utilisation)
 		}
 		want := float64(total) / (float64(int64(len(busy))*w) * float64(n))
@@ -147,47 +148,15 @@ func TestCapacityUnfinished(t *testing.T) {
 	}
 }
 
-// TestWorkersFlag: --workers absent or 0 estimates; a count sets it; a
-// negative count or not a number is a usage error naming the flag.
-func TestWorkersFlag(t *testing.T) {
-	parse := func(args ...string) (int, error) {
-		var f Flags
-		fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
-		fs.SetOutput(new(strings.Builder))
-		f.Register(fs, "output")
-		if err := fs.Parse(args); err != nil {
-			return 0, err
-		}
-		if err := f.Check(); err != nil {
-			return 0, err
-		}
-		return f.opt.Workers, nil
-	}
-	for _, tc := range []struct {
-		args []string
-		want int
-	}{{nil, 0}, {[]string{"--workers", "0"}, 0}, {[]string{"--workers", "8"}, 8}, {[]string{"--workers=16"}, 16}} {
-		if got, err := parse(tc.args...); err != nil || got != tc.want {
-			t.Errorf("%v: workers %d, %v; want %d", tc.args, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{"-1", "abc", "1.5", "20000000"} {
-		_, err := parse("--workers", bad)
-		if err == nil || !strings.Contains(err.Error(), "--workers") {
-			t.Errorf("--workers %s: %v, want an error naming --workers", bad, err)
-		}
-	}
-}
-
 // TestPlateauWorkers: the estimate is the 95th percentile (nearest rank)
 // of the buckets' peaks, those with attempts in flight: a burst in one
 // bucket of twenty-one does not raise it, and never saturated the
 // estimate is the most seen.
 func TestPlateauWorkers(t *testing.T) {
-	peaks := func(ps ...int) []CapacityBucket {
-		var bs []CapacityBucket
+	peaks := func(ps ...int) []analysis.CapacityBucket {
+		var bs []analysis.CapacityBucket
 		for _, p := range ps {
-			bs = append(bs, CapacityBucket{PeakInFlight: p})
+			bs = append(bs, analysis.CapacityBucket{PeakInFlight: p})
 		}
 		return bs
 	}
@@ -196,7 +165,7 @@ func TestPlateauWorkers(t *testing.T) {
 		plateau[i] = 4
 	}
 	for _, tc := range []struct {
-		buckets []CapacityBucket
+		buckets []analysis.CapacityBucket
 		want    int
 	}{
 		{peaks(append(plateau, 9)...), 4},
@@ -205,12 +174,12 @@ func TestPlateauWorkers(t *testing.T) {
 		{peaks(0, 0), 0},
 		{nil, 0},
 	} {
-		if got := plateauWorkers(tc.buckets); got != tc.want {
+		if got := analysis.PlateauWorkers(tc.buckets); got != tc.want {
 			t.Errorf("peaks %v: %d workers, want %d", tc.buckets, got, tc.want)
 		}
 	}
-	c := &Capacity{OfferedLoad: 1, Buckets: peaks(0, 0)}
-	if c.againstWorkers(0); c.Workers != 0 || c.Utilisation != nil || workersNote(c) != "" {
+	c := &analysis.Capacity{OfferedLoad: 1, Buckets: peaks(0, 0)}
+	if c.AgainstWorkers(0); c.Workers != 0 || c.Utilisation != nil || workersNote(c) != "" {
 		t.Errorf("without attempts: %d workers, utilisation %v, note %q", c.Workers, c.Utilisation, workersNote(c))
 	}
 }

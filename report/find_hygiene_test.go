@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retryscope/retryscope/analysis"
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 )
@@ -28,15 +29,15 @@ func genReport(t *testing.T, cfg gen.Config) (*Report, gen.Truth) {
 
 // truthSegment names a truth request's findings segment as findings do.
 func truthSegment(r gen.Request) string {
-	return segmentName(map[string]string{"service": r.Service, "operation": r.Operation, "route": r.Route})
+	return analysis.SegmentName(map[string]string{"service": r.Service, "operation": r.Operation, "route": r.Route})
 }
 
 // findingsBySegment returns the findings of one kind by segment name, a
 // finding of several segments as one of each (segmentFindings).
-func findingsBySegment(rep *Report, kind string) map[string]Finding {
-	out := map[string]Finding{}
+func findingsBySegment(rep *Report, kind string) map[string]analysis.Finding {
+	out := map[string]analysis.Finding{}
 	for _, f := range segmentFindings(rep, kind) {
-		out[segmentName(f.Segment)] = f
+		out[analysis.SegmentName(f.Segment)] = f
 	}
 	return out
 }
@@ -44,21 +45,21 @@ func findingsBySegment(rep *Report, kind string) map[string]Finding {
 // segmentFindings are the findings of one kind a segment to a finding:
 // each of a finding's segments with its own figures and cost, and the
 // finding's change.
-func segmentFindings(rep *Report, kind string) []Finding {
-	var out []Finding
+func segmentFindings(rep *Report, kind string) []analysis.Finding {
+	var out []analysis.Finding
 	for _, f := range rep.Findings {
 		if f.Kind != kind {
 			continue
 		}
 		for _, s := range f.Segments {
-			out = append(out, Finding{Kind: f.Kind, Segment: s.Segment, Problem: s.Problem, Evidence: s.Evidence, Cost: s.Cost, Change: f.Change})
+			out = append(out, analysis.Finding{Kind: f.Kind, Segment: s.Segment, Problem: s.Problem, Evidence: s.Evidence, Cost: s.Cost, Change: f.Change})
 		}
 	}
 	return out
 }
 
 // evidence returns the value of the named evidence, NaN when absent.
-func evidence(f Finding, name string) float64 {
+func evidence(f analysis.Finding, name string) float64 {
 	for _, e := range f.Evidence {
 		if e.Name == name {
 			return e.Value
@@ -120,9 +121,9 @@ func TestRetryOnClientErrorTruth(t *testing.T) {
 	fired := 0
 	for seg, w := range wants {
 		f, ok := got[seg]
-		if w.retries < minWasted {
+		if w.retries < analysis.MinWasted {
 			if ok {
-				t.Errorf("%s: fired on %d retries, fewer than %d", seg, w.retries, minWasted)
+				t.Errorf("%s: fired on %d retries, fewer than %d", seg, w.retries, analysis.MinWasted)
 			}
 			continue
 		}
@@ -142,7 +143,7 @@ func TestRetryOnClientErrorTruth(t *testing.T) {
 		t.Logf("%s: %d retries, %.1f ms, by status %v", seg, w.retries, w.ms, w.byStatus)
 	}
 	if fired == 0 || len(got) != fired {
-		t.Errorf("%d findings, truth has %d segments with at least %d retries after a client error", len(got), fired, minWasted)
+		t.Errorf("%d findings, truth has %d segments with at least %d retries after a client error", len(got), fired, analysis.MinWasted)
 	}
 	checkOneFinding(t, rep, "retry_on_client_error", fired)
 	for seg := range got {
@@ -200,9 +201,9 @@ func TestIgnoresRetryAfterTruth(t *testing.T) {
 	fired := 0
 	for seg, w := range wants {
 		f, ok := got[seg]
-		if w.ignored < minWasted {
+		if w.ignored < analysis.MinWasted {
 			if ok {
-				t.Errorf("%s: fired on %d retries, fewer than %d", seg, w.ignored, minWasted)
+				t.Errorf("%s: fired on %d retries, fewer than %d", seg, w.ignored, analysis.MinWasted)
 			}
 			continue
 		}
@@ -221,7 +222,7 @@ func TestIgnoresRetryAfterTruth(t *testing.T) {
 		t.Logf("%s: %d retries, %.1f ms early", seg, w.ignored, w.earlyMs)
 	}
 	if fired == 0 || len(got) != fired {
-		t.Errorf("%d findings, truth has %d segments with at least %d retries before Retry-After", len(got), fired, minWasted)
+		t.Errorf("%d findings, truth has %d segments with at least %d retries before Retry-After", len(got), fired, analysis.MinWasted)
 	}
 	checkOneFinding(t, rep, "ignores_retry_after", fired)
 }
@@ -261,7 +262,7 @@ func TestNoJitterTruth(t *testing.T) {
 	fired := 0
 	for seg, n := range gaps {
 		f, ok := got[seg]
-		if n < minGaps {
+		if n < analysis.MinGaps {
 			continue
 		}
 		fired++
@@ -279,7 +280,7 @@ func TestNoJitterTruth(t *testing.T) {
 		}
 	}
 	if fired == 0 || len(got) != fired {
-		t.Errorf("%d findings, truth has %d segments with at least %d retries", len(got), fired, minGaps)
+		t.Errorf("%d findings, truth has %d segments with at least %d retries", len(got), fired, analysis.MinGaps)
 	}
 	checkOneFinding(t, rep, "no_jitter", fired)
 }
@@ -292,7 +293,7 @@ func checkOneFinding(t *testing.T, rep *Report, kind string, segments int) {
 	if len(fs) != 1 || len(fs[0].Segments) != segments {
 		t.Fatalf("%d %s findings, want one over %d segments", len(fs), kind, segments)
 	}
-	var c Cost
+	var c analysis.Cost
 	for _, s := range fs[0].Segments {
 		c.Attempts, c.TimeMs, c.Tokens = c.Attempts+s.Cost.Attempts, c.TimeMs+s.Cost.TimeMs, c.Tokens+s.Cost.Tokens
 	}
@@ -345,7 +346,7 @@ func TestRetryLockstepTruth(t *testing.T) {
 	for seg, w := range waves {
 		slices.Sort(w)
 		f, ok := got[seg]
-		if len(w) < minWave {
+		if len(w) < analysis.MinWave {
 			continue
 		}
 		fired++
@@ -365,7 +366,7 @@ func TestRetryLockstepTruth(t *testing.T) {
 		t.Logf("%s: %s", seg, f.Problem)
 	}
 	if fired == 0 || len(got) != fired {
-		t.Errorf("%d findings, truth has %d segments with a wave of at least %d", len(got), fired, minWave)
+		t.Errorf("%d findings, truth has %d segments with a wave of at least %d", len(got), fired, analysis.MinWave)
 	}
 	// One outage, one wave: one finding over its segments.
 	checkOneFinding(t, rep, "retry_lockstep", fired)
@@ -383,7 +384,7 @@ func TestHealthyHygiene(t *testing.T) {
 	for _, f := range rep.Findings {
 		switch f.Kind {
 		case "retry_on_client_error", "ignores_retry_after", "no_jitter", "retry_lockstep":
-			t.Errorf("%s on %s: %s", f.Kind, segmentName(f.Segment), f.Problem)
+			t.Errorf("%s on %s: %s", f.Kind, analysis.SegmentName(f.Segment), f.Problem)
 		}
 	}
 	if m := rep.Workload.Measures; m.RetryGaps == 0 || m.RetryAfterRetries == 0 || m.RetryPeak == nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retryscope/retryscope/analysis"
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 )
@@ -14,7 +15,7 @@ import (
 // truthKey groups truth requests the way findings name segments.
 type truthKey struct{ service, operation, route string }
 
-func segmentOf(f Finding) truthKey {
+func segmentOf(f analysis.Finding) truthKey {
 	return truthKey{f.Segment["service"], f.Segment["operation"], f.Segment["route"]}
 }
 
@@ -32,21 +33,21 @@ func truthBySegment(truth gen.Truth, keep func(gen.Request) bool) map[truthKey][
 
 // findingsOf builds the report of a generated workload and returns its
 // findings of one kind by segment, and the truth.
-func findingsByTruthKey(t *testing.T, cfg gen.Config, kind string) (map[truthKey]Finding, gen.Truth) {
+func findingsByTruthKey(t *testing.T, cfg gen.Config, kind string) (map[truthKey]analysis.Finding, gen.Truth) {
 	t.Helper()
 	st, truth := workload.Rebuilt(t, cfg)
 	rep, err := Build(context.Background(), st, Options{Baseline: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[truthKey]Finding{}
+	out := map[truthKey]analysis.Finding{}
 	for _, f := range segmentFindings(rep, kind) {
 		out[segmentOf(f)] = f
 	}
 	return out, truth
 }
 
-func evidenceOf(t *testing.T, f Finding, name string) float64 {
+func evidenceOf(t *testing.T, f analysis.Finding, name string) float64 {
 	t.Helper()
 	for _, e := range f.Evidence {
 		if e.Name == name {
@@ -59,12 +60,12 @@ func evidenceOf(t *testing.T, f Finding, name string) float64 {
 
 // checkSegments: a finding for every truth segment with at least
 // minWasted requests, none for the others; check compares the figures.
-func checkSegments(t *testing.T, found map[truthKey]Finding, want map[truthKey][]gen.Request, check func(Finding, []gen.Request)) {
+func checkSegments(t *testing.T, found map[truthKey]analysis.Finding, want map[truthKey][]gen.Request, check func(analysis.Finding, []gen.Request)) {
 	t.Helper()
 	fired := 0
 	for seg, reqs := range want {
 		f, ok := found[seg]
-		if ok != (len(reqs) >= minWasted) {
+		if ok != (len(reqs) >= analysis.MinWasted) {
 			t.Errorf("%v: %d truth requests, finding %v", seg, len(reqs), ok)
 			continue
 		}
@@ -91,7 +92,7 @@ func TestDeadlineExhaustedTruth(t *testing.T) {
 	cfg.Faults = gen.DefaultFaults().Scale(2.5)
 	found, truth := findingsByTruthKey(t, cfg, "deadline_exhausted")
 	want := truthBySegment(truth, func(r gen.Request) bool { return r.Exhausted == "deadline" })
-	checkSegments(t, found, want, func(f Finding, reqs []gen.Request) {
+	checkSegments(t, found, want, func(f analysis.Finding, reqs []gen.Request) {
 		var attempts int64
 		var ms float64
 		for _, r := range reqs {
@@ -115,7 +116,7 @@ func TestAbandonedStreamsTruth(t *testing.T) {
 	cfg.Requests, cfg.Shapes, cfg.StreamShare, cfg.AbandonStreams = 800, []gen.Shape{gen.ShapeExplicit}, 1, 0.5
 	found, truth := findingsByTruthKey(t, cfg, "abandoned_streams")
 	want := truthBySegment(truth, func(r gen.Request) bool { return r.Exhausted == "cancelled" })
-	checkSegments(t, found, want, func(f Finding, reqs []gen.Request) {
+	checkSegments(t, found, want, func(f analysis.Finding, reqs []gen.Request) {
 		var tokens int64
 		var ms float64
 		for _, r := range reqs {
@@ -152,7 +153,7 @@ func TestNestedRetryLoopsTruth(t *testing.T) {
 		}
 	}
 	nine := 0
-	checkSegments(t, found, want, func(f Finding, reqs []gen.Request) {
+	checkSegments(t, found, want, func(f analysis.Finding, reqs []gen.Request) {
 		app, sdk, attempts := 0, 0, 0
 		for _, r := range reqs {
 			app = max(app, r.LayerCounts[0])
@@ -189,7 +190,7 @@ func TestHealthyNoOutcomeFindings(t *testing.T) {
 	for _, f := range rep.Findings {
 		switch f.Kind {
 		case "deadline_exhausted", "abandoned_streams", "nested_retry_loops":
-			t.Errorf("healthy workload: %s %s: %s", f.Kind, segmentName(f.Segment), f.Problem)
+			t.Errorf("healthy workload: %s %s: %s", f.Kind, analysis.SegmentName(f.Segment), f.Problem)
 		}
 	}
 }

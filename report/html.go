@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retryscope/retryscope/analysis"
 	"github.com/retryscope/retryscope/internal/htmlreport"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/segment"
@@ -24,11 +25,11 @@ func WriteHTML(w io.Writer, rep *Report) error {
 	}
 	figures := rep.figures()
 	for _, t := range rep.Tables() {
-		for _, v := range t.views() {
+		for _, v := range t.Views() {
 			ht := htmlreport.Table{Title: v.Title, Notes: v.Notes, NoHeader: v.NoHeader, Numeric: make([]bool, len(v.Columns))}
 			for j, c := range v.Columns {
 				ht.Header = append(ht.Header, c.Head)
-				ht.Numeric[j] = j >= v.Labels && (len(v.Rows) == 0 || v.Rows[0][j].numeric())
+				ht.Numeric[j] = j >= v.Labels && (len(v.Rows) == 0 || v.Rows[0][j].Numeric())
 			}
 			for _, r := range v.Rows {
 				cells := make([]string, len(r))
@@ -38,7 +39,7 @@ func WriteHTML(w io.Writer, rep *Report) error {
 				ht.Rows = append(ht.Rows, cells)
 			}
 			for i := range figures {
-				if f := &figures[i]; !f.placed && f.section == v.section && (f.column == "" || v.hasColumn(f.column)) {
+				if f := &figures[i]; !f.placed && f.section == v.Section && (f.column == "" || v.HasColumn(f.column)) {
 					ht.Figures, f.placed = append(ht.Figures, f.Figure), true
 				}
 			}
@@ -46,11 +47,6 @@ func WriteHTML(w io.Writer, rep *Report) error {
 		}
 	}
 	return htmlreport.Write(w, page)
-}
-
-// hasColumn reports whether t has a column with key k.
-func (t *Table) hasColumn(k string) bool {
-	return slices.ContainsFunc(t.Columns, func(c Column) bool { return c.Key == k })
 }
 
 // figure is a chart and the table it draws: the first table of section
@@ -131,16 +127,12 @@ func latencyFigure(samples []segment.Sample) (htmlreport.Figure, bool) {
 	return f, true
 }
 
-// niceSteps are the bucket widths the timelines pick from.
-var niceSteps = []time.Duration{time.Second, 5 * time.Second, 15 * time.Second, 30 * time.Second,
-	time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour, 3 * time.Hour, 6 * time.Hour, 24 * time.Hour}
-
 // timeFigures are, per bucket of the capacity timeline, the logical
 // requests that started and their attempts, and their amplification:
 // retry storms show as spikes. They draw the Capacity table's series; a
 // bucket where no request started (or one the timeline leaves out) is a
 // gap in the lines, not a value.
-func timeFigures(c *Capacity) []htmlreport.Figure {
+func timeFigures(c *analysis.Capacity) []htmlreport.Figure {
 	if c == nil || len(c.Buckets) < 2 {
 		return nil
 	}

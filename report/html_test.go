@@ -16,8 +16,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/retryscope/retryscope/baseline"
+	"github.com/retryscope/retryscope/segment"
 )
 
 // The page is one file: no scripts, no stylesheets or images from
@@ -63,19 +65,15 @@ func TestPageRendersInChromium(t *testing.T) {
 	st := sampleStore(t)
 	dir := t.TempDir()
 	pages := map[string]string{}
-	for name, args := range map[string][]string{"default": {"--format", "html"}, "full": {"--format", "html", "--full"}} {
-		f := &Flags{}
-		fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
-		f.Register(fs, "output")
-		if err := fs.Parse(args); err != nil || f.Check() != nil {
-			t.Fatalf("%s: %v %v", args, err, f.Check())
-		}
-		var b bytes.Buffer
-		if err := f.Write(context.Background(), st, &b, "retryscope.duckdb", false); err != nil {
+	for name, full := range map[string]bool{"default": false, "full": true} {
+		opt := commandOptions(t)
+		opt.Source, opt.Full = "retryscope.duckdb", full
+		rep, err := Build(context.Background(), st, opt)
+		if err != nil {
 			t.Fatal(err)
 		}
 		pages[name] = filepath.Join(dir, name+".html")
-		os.WriteFile(pages[name], b.Bytes(), 0o644)
+		os.WriteFile(pages[name], []byte(render(t, rep, "html")), 0o644)
 	}
 	b := browser{t: t, path: chromium, dir: dir}
 
@@ -261,44 +259,47 @@ func crop(t *testing.T, shot []byte, r rect) []byte {
 	return out.Bytes()
 }
 
-// The charts' samples are kept for an HTML report only: the command's
-// HTML report draws the latency distribution, and its JSON report is the
-// same with or without them.
-func TestChartsOnlyForHTML(t *testing.T) {
-	ctx := context.Background()
-	st := sampleStore(t)
-	flags := map[string]*Flags{}
-	out := map[string]string{}
-	for _, format := range []string{"html", "json"} {
-		f := &Flags{}
-		fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
-		f.Register(fs, "output")
-		if err := fs.Parse([]string{"--format", format}); err != nil || f.Check() != nil {
-			t.Fatalf("--format %s: %v %v", format, err, f.Check())
-		}
-		var b bytes.Buffer
-		if err := f.Write(ctx, st, &b, "sample.duckdb", false); err != nil {
-			t.Fatal(err)
-		}
-		flags[format], out[format] = f, b.String()
-	}
-	if !strings.Contains(out["html"], "Latency distribution") {
-		t.Error("the command's HTML report has no latency distribution")
-	}
-	opt := flags["json"].opt
-	without, err := Build(ctx, st, opt)
+// commandOptions are the options of "retryscope report" without flags:
+// baselines of the healthy kind, segments by trigger of at least
+// DefaultMinCohort requests, the retried ones' p99 first.
+func commandOptions(t *testing.T) Options {
+	t.Helper()
+	by, err := segment.ParseDims("trigger", segment.DimOptions{Bucket: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt.noCharts = false
+	sort, err := segment.ParseSort("retried_p99")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{Baseline: baseline.KindHealthy, Segments: segment.Spec{By: by, MinCohort: DefaultMinCohort,
+		Sort: sort, BaselineKind: baseline.KindHealthy}}
+}
+
+// The charts' samples are kept for an HTML report only: the HTML report
+// draws the latency distribution, and the JSON report is the same with or
+// without them.
+func TestChartsOnlyForHTML(t *testing.T) {
+	ctx := context.Background()
+	st := sampleStore(t)
+	opt := commandOptions(t)
+	opt.Source = "sample.duckdb"
 	with, err := Build(ctx, st, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
+	opt.NoCharts = true
+	without, err := Build(ctx, st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(render(t, with, "html"), "Latency distribution") {
+		t.Error("the HTML report has no latency distribution")
+	}
 	if len(without.samples) != 0 || len(with.samples) == 0 {
 		t.Fatalf("%d samples for JSON, %d for HTML; want none and some", len(without.samples), len(with.samples))
 	}
-	if got := render(t, with, "json"); got != out["json"] {
+	if render(t, with, "json") != render(t, without, "json") {
 		t.Error("the JSON report differs with the charts' samples kept")
 	}
 }

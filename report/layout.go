@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/retryscope/retryscope/analysis"
+	"github.com/retryscope/retryscope/internal/texttab"
 )
 
 // Sections are the parts of a report the text, Markdown and HTML formats
@@ -54,33 +57,33 @@ func (s *settings) compact() bool { return s.sections == nil && !s.full }
 // headlineTable is the report in six lines: the retry tax, the share
 // still failing, what the retries cost in time and tokens, and the
 // latency of retried requests against all.
-func (rep *Report) headlineTable() Table {
+func (rep *Report) headlineTable() texttab.Table {
 	w := &rep.Workload
-	t := Table{Title: "Headline", Labels: 1, NoHeader: true, Columns: []Column{{"measure", "measure"}, {"value", "value"}}}
-	add := func(label, v string) { t.Rows = append(t.Rows, []Cell{text(label), text(v)}) }
+	t := texttab.Table{Title: "Headline", Labels: 1, NoHeader: true, Columns: []texttab.Column{{Key: "measure", Head: "measure"}, {Key: "value", Head: "value"}}}
+	add := func(label, v string) { t.Rows = append(t.Rows, []texttab.Cell{texttab.Label(label), texttab.Label(v)}) }
 	if w.LogicalRequests == 0 {
 		add("requests", "none in the window")
 		return t
 	}
 	add("retry tax", fmt.Sprintf("%s attempts per request (%d attempts for %d requests)",
-		strings.TrimSuffix(format(Times, w.Amplification), "x"), w.Attempts, w.LogicalRequests))
+		strings.TrimSuffix(texttab.Format(texttab.Times, w.Amplification), "x"), w.Attempts, w.LogicalRequests))
 	rescued := "-"
 	if w.RetrySuccessRate != nil {
-		rescued = format(Share, *w.RetrySuccessRate)
+		rescued = texttab.Format(texttab.Share, *w.RetrySuccessRate)
 	}
-	add("retried", fmt.Sprintf("%s of requests (%d); %s of those rescued by a retry", format(Share, w.RetryRate), w.Retried, rescued))
-	add("still failing", fmt.Sprintf("%s of requests (%d)", format(Share, w.FinalFailureRate), w.Failed))
+	add("retried", fmt.Sprintf("%s of requests (%d); %s of those rescued by a retry", texttab.Format(texttab.Share, w.RetryRate), w.Retried, rescued))
+	add("still failing", fmt.Sprintf("%s of requests (%d)", texttab.Format(texttab.Share, w.FinalFailureRate), w.Failed))
 	add("time cost", fmt.Sprintf("%s in duplicated attempts; %s of server work after clients gave up",
-		format(Ms, w.DuplicatedAttemptMs), format(Ms, w.HiddenWorkMs)))
+		texttab.Format(texttab.Ms, w.DuplicatedAttemptMs), texttab.Format(texttab.Ms, w.HiddenWorkMs)))
 	tokens := fmt.Sprintf("%d input, %d output tokens sent again", w.DuplicatedInputTokens, w.DuplicatedOutputTokens)
 	if w.SpendUSD > 0 {
-		tokens += fmt.Sprintf(": %s of %s spend", format(USD, w.DuplicatedSpendUSD), format(USD, w.SpendUSD))
+		tokens += fmt.Sprintf(": %s of %s spend", texttab.Format(texttab.USD, w.DuplicatedSpendUSD), texttab.Format(texttab.USD, w.SpendUSD))
 	}
 	add("token cost", tokens)
 	if all, retried := w.LatencyMs.All, w.LatencyMs.Retried; retried.N > 0 {
 		add("latency", fmt.Sprintf("retried vs all: p50 %s vs %s; p95 %s vs %s; mean %s vs %s",
-			pct(Ms, retried, 50), pct(Ms, all, 50), pct(Ms, retried, 95), pct(Ms, all, 95),
-			maybe(Ms, retried.Mean), maybe(Ms, all.Mean)))
+			pct(texttab.Ms, retried, 50), pct(texttab.Ms, all, 50), pct(texttab.Ms, retried, 95), pct(texttab.Ms, all, 95),
+			texttab.Maybe(texttab.Ms, retried.Mean), texttab.Maybe(texttab.Ms, all.Mean)))
 	}
 	return t
 }
@@ -88,10 +91,10 @@ func (rep *Report) headlineTable() Table {
 // compactLatency keeps the latency rows a reader compares first: end to
 // end, time to first token, generation and the first two attempts, each
 // with observations.
-func compactLatency(t Table) Table {
+func compactLatency(t texttab.Table) texttab.Table {
 	keep := []string{"end-to-end", "ttft", "generation (token 1 → end)", "first attempt", "second attempt"}
-	n := t.col("n")
-	var rows [][]Cell
+	n := t.Col("n")
+	var rows [][]texttab.Cell
 	for _, r := range t.Rows {
 		if slices.Contains(keep, r[0].Text) && r[n].V > 0 {
 			rows = append(rows, r)
@@ -106,12 +109,12 @@ func compactLatency(t Table) Table {
 // groupedFindings lays the findings out a kind to a row, most costly
 // kind first, the costs summed over the segments it was found in: the
 // default view's form of findingsTable.
-func (rep *Report) groupedFindings() Table {
+func (rep *Report) groupedFindings() texttab.Table {
 	const most = 5
-	t := Table{Title: "Findings, most costly first", Labels: 3, Columns: []Column{{"rank", "#"}, {"kind", "finding"},
-		{"segment", "where (service / operation / route)"}, {"cost_attempts", "attempts"}, {"cost_time_ms", "time"}, {"cost_tokens", "tokens"}}}
+	t := texttab.Table{Title: "Findings, most costly first", Labels: 3, Columns: []texttab.Column{{Key: "rank", Head: "#"}, {Key: "kind", Head: "finding"},
+		{Key: "segment", Head: "where (service / operation / route)"}, {Key: "cost_attempts", Head: "attempts"}, {Key: "cost_time_ms", Head: "time"}, {Key: "cost_tokens", Head: "tokens"}}}
 	var kinds []string
-	by := map[string][]Finding{}
+	by := map[string][]analysis.Finding{}
 	for _, f := range rep.Findings {
 		if _, ok := by[f.Kind]; !ok {
 			kinds = append(kinds, f.Kind)
@@ -124,16 +127,16 @@ func (rep *Report) groupedFindings() Table {
 			break
 		}
 		fs := by[k]
-		var c Cost
+		var c analysis.Cost
 		for _, f := range fs {
 			c.Attempts, c.TimeMs, c.Tokens = c.Attempts+f.Cost.Attempts, c.TimeMs+f.Cost.TimeMs, c.Tokens+f.Cost.Tokens
 		}
-		all := Finding{Segment: fs[0].Segment}
+		all := analysis.Finding{Segment: fs[0].Segment}
 		for _, f := range fs {
 			all.Segments = append(all.Segments, f.Segments...)
 		}
 		where := segmentsText(all)
-		t.Rows = append(t.Rows, []Cell{text(fmt.Sprint(i + 1)), text(k), text(where), count(c.Attempts), value(Ms, c.TimeMs), count(c.Tokens)})
+		t.Rows = append(t.Rows, []texttab.Cell{texttab.Label(fmt.Sprint(i + 1)), texttab.Label(k), texttab.Label(where), texttab.Int(c.Attempts), texttab.Value(texttab.Ms, c.TimeMs), texttab.Int(c.Tokens)})
 		t.Notes = append(t.Notes, fmt.Sprintf("%d. %s. Change: %s.", i+1, fs[0].Problem, fs[0].Change))
 	}
 	if len(rep.Findings) == 0 {
@@ -144,12 +147,12 @@ func (rep *Report) groupedFindings() Table {
 
 // nonZeroRows drops the rows of a list of figures whose every figure is
 // zero, but for the rows named in keep.
-func nonZeroRows(t Table, keep ...string) Table {
-	var rows [][]Cell
+func nonZeroRows(t texttab.Table, keep ...string) texttab.Table {
+	var rows [][]texttab.Cell
 	for _, r := range t.Rows {
 		zero := true
 		for _, c := range r[t.Labels:] {
-			if c.Unit != Text && (c.Missing || c.V != 0) || c.Unit == Text && c.Text != "" {
+			if c.Unit != texttab.Text && (c.Missing || c.V != 0) || c.Unit == texttab.Text && c.Text != "" {
 				zero = false
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/segment"
 )
 
@@ -12,7 +13,7 @@ import (
 func TestDurationsRead(t *testing.T) {
 	for ms, want := range map[float64]string{0: "0 ms", 4.512: "4.51 ms", 90.24: "90.2 ms", 201.4: "201 ms",
 		1234: "1.23 s", 12034: "12.0 s", 209326: "3.5 min", 4387676: "73 min", 9e6: "2.5 h", -616: "-616 ms"} {
-		if got := fmtMs(ms); got != want {
+		if got := texttab.FormatMs(ms); got != want {
 			t.Errorf("fmtMs(%v) = %q, want %q", ms, got, want)
 		}
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"testing"
 
+	"github.com/retryscope/retryscope/analysis"
 	"github.com/retryscope/retryscope/internal/gen"
 )
 
@@ -45,7 +46,7 @@ func TestNoJitterLeavesEvaluatorLoops(t *testing.T) {
 		}
 	}
 	for seg, n := range timed {
-		if n >= 2*minGaps && findingsBySegment(rep, "no_jitter")[seg].Kind == "" {
+		if n >= 2*analysis.MinGaps && findingsBySegment(rep, "no_jitter")[seg].Kind == "" {
 			t.Errorf("%s: %d fixed-backoff retries and no no_jitter finding", seg, n)
 		}
 	}

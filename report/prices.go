@@ -1,10 +1,9 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/retryscope/retryscope/model"
 )
@@ -34,8 +33,8 @@ const maxPrice = 1e6
 
 func plausiblePrice(v float64) bool { return v >= 0 && v <= maxPrice }
 
-// LoadPrices reads a price table: a JSON object from model name to its
-// prices in US dollars per million tokens,
+// ReadPrices reads a price table from r (the file source names): a JSON
+// object from model name to its prices in US dollars per million tokens,
 //
 //	{"gpt-4o": {"input_per_mtok": 2.5, "output_per_mtok": 10}}
 //
@@ -43,28 +42,24 @@ func plausiblePrice(v float64) bool { return v >= 0 && v <= maxPrice }
 // others as by default. A model is priced by its own name or by the
 // longest name it starts with before a "-" or "@" (gpt-4o-2024-08-06 as
 // gpt-4o).
-func LoadPrices(path string) (model.Prices, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("prices: %w", err)
-	}
+func ReadPrices(r io.Reader, source string) (model.Prices, error) {
 	const want = `want {"model": {"input_per_mtok": N, "output_per_mtok": N}}`
 	var file map[string]struct {
 		In  *float64 `json:"input_per_mtok"`
 		Out *float64 `json:"output_per_mtok"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
+	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&file); err != nil {
-		return nil, fmt.Errorf("prices %s: %s: %w", path, want, err)
+		return nil, fmt.Errorf("prices %s: %s: %w", source, want, err)
 	}
 	out := DefaultPrices()
 	for name, p := range file {
 		switch {
 		case p.In == nil || p.Out == nil:
-			return nil, fmt.Errorf("prices %s: %s: give both input_per_mtok and output_per_mtok", path, name)
+			return nil, fmt.Errorf("prices %s: %s: give both input_per_mtok and output_per_mtok", source, name)
 		case !plausiblePrice(*p.In) || !plausiblePrice(*p.Out):
-			return nil, fmt.Errorf("prices %s: %s: prices are USD per million tokens, from 0 to %g", path, name, maxPrice)
+			return nil, fmt.Errorf("prices %s: %s: prices are USD per million tokens, from 0 to %g", source, name, maxPrice)
 		}
 		out[name] = model.Price{InputPerMTok: *p.In, OutputPerMTok: *p.Out}
 	}

@@ -3,8 +3,7 @@ package report
 import (
 	"context"
 	"math"
-	"os"
-	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/retryscope/retryscope/internal/gen"
@@ -29,11 +28,10 @@ func TestPriceLookup(t *testing.T) {
 	}
 }
 
-func TestLoadPrices(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "prices.json")
-	os.WriteFile(path, []byte(`{"gpt-4o": {"input_per_mtok": 5, "output_per_mtok": 20}, "mine": {"input_per_mtok": 1, "output_per_mtok": 2}}`), 0o644)
-	p, err := LoadPrices(path)
+// TestReadPrices: a price table is laid over the defaults; a table that
+// is not one, or prices no list has, is refused.
+func TestReadPrices(t *testing.T) {
+	p, err := ReadPrices(strings.NewReader(`{"gpt-4o": {"input_per_mtok": 5, "output_per_mtok": 20}, "mine": {"input_per_mtok": 1, "output_per_mtok": 2}}`), "prices.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,13 +40,9 @@ func TestLoadPrices(t *testing.T) {
 	}
 	for _, bad := range []string{`[1]`, `{"x": {"input_per_mtok": -1}}`, `{`, `{"x": {"output_per_mtok": 10}}`,
 		`{"x": {"input_per_mtok": 1e308, "output_per_mtok": 1e308}}`, `{"x": {"input_per_mtok": 1, "output_per_mtok": 2, "cache": 3}}`} {
-		os.WriteFile(path, []byte(bad), 0o644)
-		if _, err := LoadPrices(path); err == nil {
-			t.Errorf("%s: no error", bad)
+		if _, err := ReadPrices(strings.NewReader(bad), "prices.json"); err == nil || !strings.Contains(err.Error(), "prices.json") {
+			t.Errorf("%s: %v, want an error naming the file", bad, err)
 		}
-	}
-	if _, err := LoadPrices(filepath.Join(dir, "none.json")); err == nil {
-		t.Error("a missing file: no error")
 	}
 }
 

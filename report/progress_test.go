@@ -7,9 +7,7 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/internal/gen"
-	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
-	"github.com/retryscope/retryscope/model"
 )
 
 // TestBuildProgress: Build tells Options.Progress of every step, in order,
@@ -26,7 +24,7 @@ func TestBuildProgress(t *testing.T) {
 		want := []string{"1/5 measuring the requests", "2/5 layers, triggers and ranges", "3/5 baselines",
 			"4/5 marginal yield and capacity", "5/5 findings"}
 		if whatif {
-			opt.Whatif = func(context.Context, *store.Store, model.Window, string) (any, []Table, error) { return nil, nil, nil }
+			opt.Whatif = &Replay{}
 			want = []string{"1/6 measuring the requests", "2/6 layers, triggers and ranges", "3/6 baselines",
 				"4/6 marginal yield and capacity", "5/6 findings", "6/6 what if"}
 		}

@@ -1,7 +1,7 @@
 // Package report turns the derived tables into the one Report: the
 // workload, the baselines and the segments, measured once by the segment
 // engine, and renders that Report as text, Markdown, CSV, JSON and HTML
-// from one table model. The Report struct is the JSON contract of
+// from one table model (internal/texttab). The Report struct is the JSON contract of
 // docs/report.md, "The JSON report" (schema retryscope.report/v1): a key
 // means the same thing, with the same type, wherever it appears.
 package report
@@ -16,11 +16,13 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/retryscope/retryscope/analysis"
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
 	"github.com/retryscope/retryscope/segment"
+	"github.com/retryscope/retryscope/whatif"
 )
 
 // Schema names the JSON report format (docs/report.md, "The JSON report").
@@ -44,17 +46,15 @@ type Report struct {
 	Ingest  Ingest       `json:"ingest"`
 	Linkage []LinkageRow `json:"linkage"`
 	// Findings are the changes the data supports, most costly first.
-	Findings []Finding `json:"findings"`
+	Findings []analysis.Finding `json:"findings"`
 	// MarginalYield is what each further attempt buys, and Capacity the
 	// load retries put on the servers over time (docs/report.md, "The JSON
 	// report").
-	MarginalYield *MarginalYield `json:"marginal_yield"`
-	Capacity      *Capacity      `json:"capacity"`
+	MarginalYield *analysis.MarginalYield `json:"marginal_yield"`
+	Capacity      *analysis.Capacity      `json:"capacity"`
 	// Whatif is a replay under another retry policy, when asked
 	// (--whatif): every figure in it is modeled.
-	Whatif any `json:"whatif,omitempty"`
-	// whatifTables render Whatif in the other formats.
-	whatifTables []Table
+	Whatif *whatif.Result `json:"whatif,omitempty"`
 
 	// settings is how the report was made, for the renderers' headings.
 	settings settings
@@ -158,7 +158,7 @@ type Options struct {
 	Full     bool
 	Sections []string
 	// YieldBudget is what the marginal yield's attempt ceiling keeps to.
-	YieldBudget YieldBudget
+	YieldBudget analysis.YieldBudget
 	// Workers is the capacity the offered load is set against; 0
 	// estimates it from the plateau of attempts in flight.
 	Workers int
@@ -166,16 +166,23 @@ type Options struct {
 	// --dataset), not spans; the heading says so.
 	Dataset bool
 	// Whatif, when set, replays the requests of the window under another
-	// retry policy (package whatif, which the report does not know), with
-	// the tasks of Segments.TaskKey: its value is the JSON's whatif block,
-	// its tables follow the report's own. The findings alone leave it out.
-	Whatif func(ctx context.Context, st *store.Store, window model.Window, taskKey string) (any, []Table, error)
+	// retry policy: the JSON's whatif block, whose tables follow the
+	// report's own. The findings alone leave it out.
+	Whatif *Replay
 	// Progress, when set, is told as each step of the build begins: its
 	// name and number, of n.
 	Progress func(step string, i, n int)
-	// noCharts leaves out the samples the HTML charts are drawn from (32
+	// NoCharts leaves out the samples the HTML charts are drawn from (32
 	// bytes a request), for a report written in another format.
-	noCharts bool
+	NoCharts bool
+}
+
+// Replay is a what-if replay a report adds: its policy and options, of
+// which the report sets the Window to its own and, when empty, the
+// TaskKey to its Segments.TaskKey.
+type Replay struct {
+	Policy  whatif.Policy
+	Options whatif.Options
 }
 
 // buildSteps name the steps of Build, for Options.Progress.
@@ -221,8 +228,8 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	// it segments the requests by FindingDims, every cohort on its own,
 	// for the findings to judge.
 	whole := segment.Spec{Since: spec.Since, Until: spec.Until, CI: spec.CI, Seed: spec.Seed,
-		Resamples: spec.Resamples, MinTail: spec.MinTail, BaselineKind: spec.BaselineKind, Samples: !opt.noCharts, Prices: spec.Prices,
-		TaskKey: spec.TaskKey, By: findingDims(), MinCohort: 1}
+		Resamples: spec.Resamples, MinTail: spec.MinTail, BaselineKind: spec.BaselineKind, Samples: !opt.NoCharts, Prices: spec.Prices,
+		TaskKey: spec.TaskKey, By: analysis.FindingSegmentDims(), MinCohort: 1}
 	// Without filters the segments read the workload's requests, so both
 	// are computed from one read.
 	specs := []segment.Spec{whole}
@@ -276,19 +283,19 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	opt.step(3)
 	// The requests and their attempts are Go's second largest hold, used
 	// by Go alone from here.
-	var reqs []*yieldRequest
+	var reqs []*analysis.Request
 	err = st.LoadAlone(ctx, func() (err error) {
-		reqs, err = loadYieldRequests(ctx, st, opt.Window)
+		reqs, err = analysis.LoadRequests(ctx, st, opt.Window)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("marginal yield: %w", err)
 	}
-	rep.MarginalYield = marginalYield(reqs, model.Rule{MinTail: all.MinTail}, opt.YieldBudget, rep.settings.minCohort)
-	rep.Capacity = capacity(reqs, capacityStep(reqs), all.Workload.HiddenWorkMs)
-	rep.Capacity.againstWorkers(opt.Workers)
+	rep.MarginalYield = analysis.MarginalYieldOf(reqs, model.Rule{MinTail: all.MinTail}, opt.YieldBudget, rep.settings.minCohort)
+	rep.Capacity = analysis.MeasureCapacity(reqs, analysis.CapacityStep(reqs), all.Workload.HiddenWorkMs)
+	rep.Capacity.AgainstWorkers(opt.Workers)
 	opt.step(4)
-	if rep.Findings, err = findings(withYieldRequests(ctx, opt.Window, reqs), st, opt.Window, &all); err != nil {
+	if rep.Findings, err = analysis.Findings(analysis.WithRequests(ctx, opt.Window, reqs), st, opt.Window, &all); err != nil {
 		return nil, fmt.Errorf("findings: %w", err)
 	}
 	i := &rep.Ingest
@@ -297,7 +304,9 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	}
 	if opt.Whatif != nil && !opt.FindingsOnly {
 		opt.step(5)
-		if rep.Whatif, rep.whatifTables, err = opt.Whatif(ctx, st, opt.Window, opt.Segments.TaskKey); err != nil {
+		wopt := opt.Whatif.Options
+		wopt.Window, wopt.TaskKey = opt.Window, cmp.Or(wopt.TaskKey, opt.Segments.TaskKey)
+		if rep.Whatif, err = whatif.Replay(ctx, st, opt.Whatif.Policy, wopt); err != nil {
 			return nil, fmt.Errorf("whatif: %w", err)
 		}
 	}

@@ -5,92 +5,22 @@ import (
 	"strings"
 
 	"github.com/retryscope/retryscope/baseline"
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/segment"
 )
 
-// Table is one table of a report, as every format shows it: the text,
-// Markdown and HTML writers show its groups (or, without groups, all its
-// columns), and CSV writes every column.
-type Table struct {
-	Title   string
-	Columns []Column
-	Rows    [][]Cell
-	// Labels is how many leading columns label a row (left-aligned).
-	Labels int
-	// Groups split a wide table into narrower ones that share its label
-	// columns; the columns no group names are CSV's alone.
-	Groups []Group
-	// Notes are said under the table, one paragraph each.
-	Notes []string
-	// NoHeader drops the heading row in text, for a list of figures.
-	NoHeader bool
-	// section is the part of the report (Sections) the table shows; the
-	// HTML page draws each section's charts beside its table.
-	section string
-}
-
-// Column names one column: Key in CSV, Head in the other formats.
-type Column struct {
-	Key, Head string
-}
-
-// Group is a narrower table cut from a wide one: its columns by key,
-// under headings of its own.
-type Group struct {
-	Title string
-	Keys  []string
-	Heads []string
-}
-
-// col returns the index of the column with key k.
-func (t *Table) col(k string) int {
-	for i, c := range t.Columns {
-		if c.Key == k {
-			return i
-		}
-	}
-	panic("report: no column " + k + " in " + t.Title)
-}
-
-// views returns the tables as text, Markdown and HTML show them: each
-// group as a table of its own (label columns first), or t whole.
-func (t *Table) views() []Table {
-	if len(t.Groups) == 0 {
-		return []Table{*t}
-	}
-	var out []Table
-	for _, g := range t.Groups {
-		v := Table{Title: g.Title, Labels: t.Labels, section: t.section, Columns: append([]Column(nil), t.Columns[:t.Labels]...)}
-		idx := make([]int, len(g.Keys))
-		for i, k := range g.Keys {
-			idx[i] = t.col(k)
-			v.Columns = append(v.Columns, Column{Key: k, Head: g.Heads[i]})
-		}
-		for _, r := range t.Rows {
-			row := append([]Cell(nil), r[:t.Labels]...)
-			for _, i := range idx {
-				row = append(row, r[i])
-			}
-			v.Rows = append(v.Rows, row)
-		}
-		out = append(out, v)
-	}
-	out[len(out)-1].Notes = t.Notes
-	return out
-}
-
 // row collects one row's cells by column, for tables built a row at a
 // time.
 type row struct {
-	cols  *[]Column
-	cells []Cell
+	cols  *[]texttab.Column
+	cells []texttab.Cell
 	first bool // the first row defines the columns
 }
 
-func (r *row) add(key, head string, c Cell) {
+func (r *row) add(key, head string, c texttab.Cell) {
 	if r.first {
-		*r.cols = append(*r.cols, Column{Key: key, Head: head})
+		*r.cols = append(*r.cols, texttab.Column{Key: key, Head: head})
 	}
 	r.cells = append(r.cells, c)
 }
@@ -99,15 +29,15 @@ func (r *row) add(key, head string, c Cell) {
 // in the order of Sections: by default a screen's worth (DefaultSections),
 // with --full every section, with --section those named; or, asked for the
 // findings alone, those.
-func (rep *Report) Tables() []Table {
+func (rep *Report) Tables() []texttab.Table {
 	if rep.settings.findings {
-		return []Table{rep.findingsTable()}
+		return []texttab.Table{rep.findingsTable()}
 	}
 	s := &rep.settings
-	var ts []Table
-	add := func(section string, tables ...Table) {
+	var ts []texttab.Table
+	add := func(section string, tables ...texttab.Table) {
 		for _, t := range tables {
-			t.section = section
+			t.Section = section
 			ts = append(ts, t)
 		}
 	}
@@ -152,8 +82,8 @@ func (rep *Report) Tables() []Table {
 	if s.shows("segments") && len(rep.SegmentBy) > 0 {
 		add("segments", rep.SegmentTable())
 	}
-	if s.shows("whatif") {
-		add("whatif", rep.whatifTables...)
+	if s.shows("whatif") && rep.Whatif != nil {
+		add("whatif", rep.Whatif.Tables()...)
 	}
 	if s.compact() {
 		ts[len(ts)-1].Notes = append(ts[len(ts)-1].Notes, "More: --full, or --section yield,capacity,baselines,segments,workload,…")
@@ -161,59 +91,59 @@ func (rep *Report) Tables() []Table {
 	return ts
 }
 
-func (rep *Report) workloadTable() Table {
+func (rep *Report) workloadTable() texttab.Table {
 	w := &rep.Workload
-	t := Table{Title: "Workload", Labels: 1, NoHeader: true,
-		Columns: []Column{{"measure", "measure"}, {"value", "value"}}}
-	add := func(label string, c Cell) { t.Rows = append(t.Rows, []Cell{text(label), c}) }
-	add("logical requests", count(w.LogicalRequests))
-	add("attempts", count(w.Attempts))
-	add("amplification (attempts per request)", perRequest(Times, w.Amplification, w.LogicalRequests))
-	add("retry rate", perRequest(Share, w.RetryRate, w.LogicalRequests))
-	add("retry success rate", maybe(Share, w.RetrySuccessRate))
-	add("final failure rate", perRequest(Share, w.FinalFailureRate, w.LogicalRequests))
-	add("duplicated attempts", count(w.DuplicatedAttempts))
-	add("time in duplicated attempts", value(Ms, w.DuplicatedAttemptMs))
-	add("duplicated input tokens", count(w.DuplicatedInputTokens))
-	add("duplicated output tokens", count(w.DuplicatedOutputTokens))
-	add("hidden work", value(Ms, w.HiddenWorkMs))
-	add("hidden output tokens", count(w.HiddenOutputTokens))
-	add("spend (price table)", value(USD, w.SpendUSD))
-	add("spend in duplicated attempts", value(USD, w.DuplicatedSpendUSD))
-	add("requests with tokens but no price", count(w.UnpricedRequests))
+	t := texttab.Table{Title: "Workload", Labels: 1, NoHeader: true,
+		Columns: []texttab.Column{{Key: "measure", Head: "measure"}, {Key: "value", Head: "value"}}}
+	add := func(label string, c texttab.Cell) { t.Rows = append(t.Rows, []texttab.Cell{texttab.Label(label), c}) }
+	add("logical requests", texttab.Int(w.LogicalRequests))
+	add("attempts", texttab.Int(w.Attempts))
+	add("amplification (attempts per request)", perRequest(texttab.Times, w.Amplification, w.LogicalRequests))
+	add("retry rate", perRequest(texttab.Share, w.RetryRate, w.LogicalRequests))
+	add("retry success rate", texttab.Maybe(texttab.Share, w.RetrySuccessRate))
+	add("final failure rate", perRequest(texttab.Share, w.FinalFailureRate, w.LogicalRequests))
+	add("duplicated attempts", texttab.Int(w.DuplicatedAttempts))
+	add("time in duplicated attempts", texttab.Value(texttab.Ms, w.DuplicatedAttemptMs))
+	add("duplicated input tokens", texttab.Int(w.DuplicatedInputTokens))
+	add("duplicated output tokens", texttab.Int(w.DuplicatedOutputTokens))
+	add("hidden work", texttab.Value(texttab.Ms, w.HiddenWorkMs))
+	add("hidden output tokens", texttab.Int(w.HiddenOutputTokens))
+	add("spend (price table)", texttab.Value(texttab.USD, w.SpendUSD))
+	add("spend in duplicated attempts", texttab.Value(texttab.USD, w.DuplicatedSpendUSD))
+	add("requests with tokens but no price", texttab.Int(w.UnpricedRequests))
 	o := w.Outcomes
-	add("failed at the attempt cap", count(o.AttemptCap))
-	add("ended by a deadline", count(o.Deadline))
-	add("failed for want of capacity (429/503)", count(o.NoCapacity))
-	add("stopped at the output token cap", count(o.TokenCap))
-	add("cancelled by the client", count(o.Cancelled))
-	add("unfinished at the end of the dump", count(o.Unfinished))
-	add("gave up for want of progress (stated)", count(o.NoProgress))
-	add("stopped by a retry budget or quota", count(o.RetryBudget))
-	add("stopped on a failure no retry fixes", count(o.NotRetryable))
-	add("streams abandoned part-way", count(w.AbandonedStreams))
-	add("output tokens read from abandoned streams", count(w.AbandonedStreamTokens))
-	add("requests with nested retry loops", count(w.NestedRequests))
-	add("most app tries seen (nested)", count(w.AppTriesMax))
-	add("most SDK attempts in one app try (nested)", count(w.SDKAttemptsMax))
-	add("tasks of several requests", count(w.Tasks))
-	add("most requests in one task", count(w.TaskCallsMax))
-	add("most attempts in one task", count(w.TaskAttemptsMax))
-	add("worst case attempts per task", count(w.TaskWorstAttempts))
+	add("failed at the attempt cap", texttab.Int(o.AttemptCap))
+	add("ended by a deadline", texttab.Int(o.Deadline))
+	add("failed for want of capacity (429/503)", texttab.Int(o.NoCapacity))
+	add("stopped at the output token cap", texttab.Int(o.TokenCap))
+	add("cancelled by the client", texttab.Int(o.Cancelled))
+	add("unfinished at the end of the dump", texttab.Int(o.Unfinished))
+	add("gave up for want of progress (stated)", texttab.Int(o.NoProgress))
+	add("stopped by a retry budget or quota", texttab.Int(o.RetryBudget))
+	add("stopped on a failure no retry fixes", texttab.Int(o.NotRetryable))
+	add("streams abandoned part-way", texttab.Int(w.AbandonedStreams))
+	add("output tokens read from abandoned streams", texttab.Int(w.AbandonedStreamTokens))
+	add("requests with nested retry loops", texttab.Int(w.NestedRequests))
+	add("most app tries seen (nested)", texttab.Int(w.AppTriesMax))
+	add("most SDK attempts in one app try (nested)", texttab.Int(w.SDKAttemptsMax))
+	add("tasks of several requests", texttab.Int(w.Tasks))
+	add("most requests in one task", texttab.Int(w.TaskCallsMax))
+	add("most attempts in one task", texttab.Int(w.TaskAttemptsMax))
+	add("worst case attempts per task", texttab.Int(w.TaskWorstAttempts))
 	if w.Ranges.Wide() {
 		r := w.Ranges
-		ranges := map[string]Cell{
-			"logical requests":                     {Unit: Count, V: r.LogicalRequests[0], Hi: r.LogicalRequests[1], Range: true},
-			"amplification (attempts per request)": {Unit: Number, V: r.Amplification[0], Hi: r.Amplification[1], Range: true},
-			"retry rate":                           {Unit: Share, V: r.RetryRate[0], Hi: r.RetryRate[1], Range: true},
-			"retry success rate":                   {Unit: Share, V: r.RetrySuccessRate[0], Hi: r.RetrySuccessRate[1], Range: true},
-			"final failure rate":                   {Unit: Share, V: r.FinalFailureRate[0], Hi: r.FinalFailureRate[1], Range: true},
+		ranges := map[string]texttab.Cell{
+			"logical requests":                     {Unit: texttab.Count, V: r.LogicalRequests[0], Hi: r.LogicalRequests[1], Range: true},
+			"amplification (attempts per request)": {Unit: texttab.Number, V: r.Amplification[0], Hi: r.Amplification[1], Range: true},
+			"retry rate":                           {Unit: texttab.Share, V: r.RetryRate[0], Hi: r.RetryRate[1], Range: true},
+			"retry success rate":                   {Unit: texttab.Share, V: r.RetrySuccessRate[0], Hi: r.RetrySuccessRate[1], Range: true},
+			"final failure rate":                   {Unit: texttab.Share, V: r.FinalFailureRate[0], Hi: r.FinalFailureRate[1], Range: true},
 		}
-		t.Columns = append(t.Columns, Column{"plausible_range", "plausible range"})
+		t.Columns = append(t.Columns, texttab.Column{Key: "plausible_range", Head: "plausible range"})
 		for i, row := range t.Rows {
 			c, ok := ranges[row[0].Text]
 			if !ok {
-				c = Cell{Unit: Text}
+				c = texttab.Cell{Unit: texttab.Text}
 			}
 			t.Rows[i] = append(row, c)
 		}
@@ -223,19 +153,19 @@ func (rep *Report) workloadTable() Table {
 	return t
 }
 
-func (rep *Report) latencyTable() Table {
+func (rep *Report) latencyTable() texttab.Table {
 	w := &rep.Workload
-	t := Table{Title: "Latency", Labels: 2}
+	t := texttab.Table{Title: "Latency", Labels: 2}
 	first := true
 	add := func(measure, who string, s model.Summary) {
 		r := row{cols: &t.Columns, first: first}
 		first = false
-		r.add("measure", "measure", text(measure))
-		r.add("requests", "requests", text(who))
-		r.add("n", "n", count(s.N))
-		r.add("mean", "mean", maybe(Ms, s.Mean))
+		r.add("measure", "measure", texttab.Label(measure))
+		r.add("requests", "requests", texttab.Label(who))
+		r.add("n", "n", texttab.Int(s.N))
+		r.add("mean", "mean", texttab.Maybe(texttab.Ms, s.Mean))
 		for _, p := range []int{50, 95, 99} {
-			r.add(fmt.Sprintf("p%d", p), fmt.Sprintf("p%d", p), pct(Ms, s, p))
+			r.add(fmt.Sprintf("p%d", p), fmt.Sprintf("p%d", p), pct(texttab.Ms, s, p))
 		}
 		r.add("p95_ci", "p95", ci(s, 95))
 		r.add("p99_ci", "p99", ci(s, 99))
@@ -252,10 +182,10 @@ func (rep *Report) latencyTable() Table {
 	split("total generation", w.StreamTotalMs)
 	split("first attempt", w.FirstAttemptMs)
 	add("second attempt", "retried", w.SecondAttemptMs)
-	t.Groups = []Group{{Title: "Latency", Keys: []string{"n", "mean", "p50", "p95", "p99"},
+	t.Groups = []texttab.Group{{Title: "Latency", Keys: []string{"n", "mean", "p50", "p95", "p99"},
 		Heads: []string{"n", "mean", "p50", "p95", "p99"}}}
 	if rep.settings.ci {
-		t.Groups = append(t.Groups, Group{Title: fmt.Sprintf("Latency: bootstrap 95%% CI of the tail (seed %d, %d resamples)",
+		t.Groups = append(t.Groups, texttab.Group{Title: fmt.Sprintf("Latency: bootstrap 95%% CI of the tail (seed %d, %d resamples)",
 			rep.settings.seed, rep.settings.resamples), Keys: []string{"p95_ci", "p99_ci"}, Heads: []string{"p95 95% CI", "p99 95% CI"}})
 	}
 	t.Notes = []string{"ttft: the request's start to the first token of the answer used; first token seen: to the first " +
@@ -265,23 +195,23 @@ func (rep *Report) latencyTable() Table {
 	return t
 }
 
-func (rep *Report) layerTable() Table {
-	t := Table{Title: "Amplification by retry layer", Labels: 1, Columns: []Column{{"layers", "layers"},
-		{"requests", "requests"}, {"attempts", "attempts"}, {"multipliers", "multipliers (outermost first)"}}}
+func (rep *Report) layerTable() texttab.Table {
+	t := texttab.Table{Title: "Amplification by retry layer", Labels: 1, Columns: []texttab.Column{{Key: "layers", Head: "layers"},
+		{Key: "requests", Head: "requests"}, {Key: "attempts", Head: "attempts"}, {Key: "multipliers", Head: "multipliers (outermost first)"}}}
 	for _, l := range rep.Workload.AmplificationByLayers {
 		m := make([]string, len(l.Multipliers))
 		for i, x := range l.Multipliers {
-			m[i] = format(Number, x)
+			m[i] = texttab.Format(texttab.Number, x)
 		}
-		t.Rows = append(t.Rows, []Cell{count(l.Depth), count(l.Requests), count(l.Attempts), text(strings.Join(m, " x "))})
+		t.Rows = append(t.Rows, []texttab.Cell{texttab.Int(l.Depth), texttab.Int(l.Requests), texttab.Int(l.Attempts), texttab.Label(strings.Join(m, " x "))})
 	}
 	return t
 }
 
-func (rep *Report) triggerTable() Table {
-	t := Table{Title: "Failed attempts by trigger", Labels: 1, Columns: []Column{{"trigger", "trigger"}, {"attempts", "attempts"}}}
+func (rep *Report) triggerTable() texttab.Table {
+	t := texttab.Table{Title: "Failed attempts by trigger", Labels: 1, Columns: []texttab.Column{{Key: "trigger", Head: "trigger"}, {Key: "attempts", Head: "attempts"}}}
 	for _, tr := range rep.Workload.Triggers {
-		t.Rows = append(t.Rows, []Cell{text(tr.Trigger), count(tr.Attempts)})
+		t.Rows = append(t.Rows, []texttab.Cell{texttab.Label(tr.Trigger), texttab.Int(tr.Attempts)})
 	}
 	return t
 }
@@ -299,12 +229,12 @@ var linkageHelp = map[string]string{
 	"single":         "a lone attempt with no logical span around it",
 }
 
-func (rep *Report) linkageTable() Table {
-	t := Table{Title: "Requests by linkage rule", Labels: 1, Columns: []Column{{"rule", "rule"}, {"requests", "requests"},
-		{"retried", "retried"}, {"inferred", "inferred"}, {"inferred_share", "inferred share"}}}
+func (rep *Report) linkageTable() texttab.Table {
+	t := texttab.Table{Title: "Requests by linkage rule", Labels: 1, Columns: []texttab.Column{{Key: "rule", Head: "rule"}, {Key: "requests", Head: "requests"},
+		{Key: "retried", Head: "retried"}, {Key: "inferred", Head: "inferred"}, {Key: "inferred_share", Head: "inferred share"}}}
 	for _, l := range rep.Linkage {
-		t.Rows = append(t.Rows, []Cell{text(l.Linkage), count(l.Requests), count(l.Retried), count(l.Inferred),
-			value(Share, l.InferredShare)})
+		t.Rows = append(t.Rows, []texttab.Cell{texttab.Label(l.Linkage), texttab.Int(l.Requests), texttab.Int(l.Retried), texttab.Int(l.Inferred),
+			texttab.Value(texttab.Share, l.InferredShare)})
 		t.Notes = append(t.Notes, fmt.Sprintf("%s: %s; for example request %s", l.Linkage, linkageHelp[l.Linkage], l.Example))
 	}
 	t.Notes = append(t.Notes, "see one: SELECT * FROM attempts WHERE request_id = '<example>' ORDER BY ordinal")
@@ -313,24 +243,24 @@ func (rep *Report) linkageTable() Table {
 
 // baselineTables are the added latency per kind, and the workload figures
 // with each kind's method and flags.
-func baselineTables(blocks []baseline.Block) []Table {
-	added := Table{Title: "Baselines: latency added per retried request (L_retry - L0)", Labels: 3,
-		Columns: []Column{{"baseline", "baseline"}, {"provenance", "provenance"}, {"figure", "figure"}, {"n", "n"},
-			{"n_without_baseline", "no L0"}, {"mean", "mean"}, {"p50", "p50"}, {"p95", "p95"}, {"p99", "p99"}}}
-	whole := Table{Title: "Baselines: the whole workload", Labels: 2,
-		Columns: []Column{{"baseline", "baseline"}, {"provenance", "provenance"}, {"workload_amplification", "E[L]/E[L0]"},
-			{"retry_rate", "P(R)"}, {"expected_added_ms_per_request", "P(R)·E[ΔL|R]"}}}
+func baselineTables(blocks []baseline.Block) []texttab.Table {
+	added := texttab.Table{Title: "Baselines: latency added per retried request (L_retry - L0)", Labels: 3,
+		Columns: []texttab.Column{{Key: "baseline", Head: "baseline"}, {Key: "provenance", Head: "provenance"}, {Key: "figure", Head: "figure"}, {Key: "n", Head: "n"},
+			{Key: "n_without_baseline", Head: "no L0"}, {Key: "mean", Head: "mean"}, {Key: "p50", Head: "p50"}, {Key: "p95", Head: "p95"}, {Key: "p99", Head: "p99"}}}
+	whole := texttab.Table{Title: "Baselines: the whole workload", Labels: 2,
+		Columns: []texttab.Column{{Key: "baseline", Head: "baseline"}, {Key: "provenance", Head: "provenance"}, {Key: "workload_amplification", Head: "E[L]/E[L0]"},
+			{Key: "retry_rate", Head: "P(R)"}, {Key: "expected_added_ms_per_request", Head: "P(R)·E[ΔL|R]"}}}
 	for _, b := range blocks {
 		for _, f := range []struct {
 			name string
-			unit Unit
+			unit texttab.Unit
 			s    model.Summary
-		}{{"added", SignedMs, b.AddedLatencyMs}, {"ratio", Times, b.Ratio}} {
-			added.Rows = append(added.Rows, []Cell{text(b.Kind), text(b.Provenance), text(f.name), count(b.N),
-				count(b.NWithoutBaseline), maybe(f.unit, f.s.Mean), pct(f.unit, f.s, 50), pct(f.unit, f.s, 95), pct(f.unit, f.s, 99)})
+		}{{"added", texttab.SignedMs, b.AddedLatencyMs}, {"ratio", texttab.Times, b.Ratio}} {
+			added.Rows = append(added.Rows, []texttab.Cell{texttab.Label(b.Kind), texttab.Label(b.Provenance), texttab.Label(f.name), texttab.Int(b.N),
+				texttab.Int(b.NWithoutBaseline), texttab.Maybe(f.unit, f.s.Mean), pct(f.unit, f.s, 50), pct(f.unit, f.s, 95), pct(f.unit, f.s, 99)})
 		}
-		whole.Rows = append(whole.Rows, []Cell{text(b.Kind), text(b.Provenance), maybe(Times, b.WorkloadAmplification),
-			maybe(Share, b.RetryRate), maybe(SignedMs, b.ExpectedAddedMsPerRequest)})
+		whole.Rows = append(whole.Rows, []texttab.Cell{texttab.Label(b.Kind), texttab.Label(b.Provenance), texttab.Maybe(texttab.Times, b.WorkloadAmplification),
+			texttab.Maybe(texttab.Share, b.RetryRate), texttab.Maybe(texttab.SignedMs, b.ExpectedAddedMsPerRequest)})
 		if b.Method != "" {
 			whole.Notes = append(whole.Notes, b.Kind+" method: "+b.Method)
 		}
@@ -339,13 +269,13 @@ func baselineTables(blocks []baseline.Block) []Table {
 		}
 	}
 	added.Notes = []string{"a ratio below 1 asks for the baseline to be reviewed; it is not a win"}
-	return []Table{added, whole}
+	return []texttab.Table{added, whole}
 }
 
 // SegmentTable is the segments as one wide table, the whole first: CSV
 // writes all of it, the other formats its groups.
-func (rep *Report) SegmentTable() Table {
-	t := Table{Title: "Segments"}
+func (rep *Report) SegmentTable() texttab.Table {
+	t := texttab.Table{Title: "Segments"}
 	dims := rep.SegmentBy
 	if len(dims) == 0 {
 		dims = []string{"segment"}
@@ -400,96 +330,96 @@ var dists = []struct {
 
 // segmentRow is one row of the segment table; whole marks the row of
 // every request, which alone carries the plausible ranges.
-func (rep *Report) segmentRow(t *Table, labels []string, rolledUp bool, cohorts int, m *segment.Measures, whole bool) []Cell {
+func (rep *Report) segmentRow(t *texttab.Table, labels []string, rolledUp bool, cohorts int, m *segment.Measures, whole bool) []texttab.Cell {
 	r := row{cols: &t.Columns, first: whole}
 	for i, l := range labels {
 		key := "segment"
 		if len(rep.SegmentBy) > 0 {
 			key = rep.SegmentBy[i]
 		}
-		r.add(key, key, text(l))
+		r.add(key, key, texttab.Label(l))
 	}
-	r.add("rolled_up", "rolled up", text(fmt.Sprint(rolledUp)))
-	r.add("cohorts", "cohorts", count(cohorts))
-	r.add("logical_requests", "requests", count(m.LogicalRequests))
-	r.add("attempts", "attempts", count(m.Attempts))
-	r.add("amplification", "amp", perRequest(Times, m.Amplification, m.LogicalRequests))
-	r.add("retry_rate", "retried", perRequest(Share, m.RetryRate, m.LogicalRequests))
-	r.add("retry_success_rate", "rescued", maybe(Share, m.RetrySuccessRate))
-	r.add("final_failure_rate", "failed", perRequest(Share, m.FinalFailureRate, m.LogicalRequests))
-	r.add("retried_requests", "retried requests", count(m.Retried))
-	r.add("rescued_requests", "rescued requests", count(m.Rescued))
-	r.add("failed_requests", "failed requests", count(m.Failed))
-	r.add("duplicated_attempts", "dup attempts", count(m.DuplicatedAttempts))
-	r.add("duplicated_attempt_ms", "dup time", value(Ms, m.DuplicatedAttemptMs))
-	r.add("duplicated_input_tokens", "dup in tok", count(m.DuplicatedInputTokens))
-	r.add("duplicated_output_tokens", "dup out tok", count(m.DuplicatedOutputTokens))
-	r.add("hidden_work_ms", "hidden work", value(Ms, m.HiddenWorkMs))
-	r.add("hidden_output_tokens", "hidden tok", count(m.HiddenOutputTokens))
+	r.add("rolled_up", "rolled up", texttab.Label(fmt.Sprint(rolledUp)))
+	r.add("cohorts", "cohorts", texttab.Int(cohorts))
+	r.add("logical_requests", "requests", texttab.Int(m.LogicalRequests))
+	r.add("attempts", "attempts", texttab.Int(m.Attempts))
+	r.add("amplification", "amp", perRequest(texttab.Times, m.Amplification, m.LogicalRequests))
+	r.add("retry_rate", "retried", perRequest(texttab.Share, m.RetryRate, m.LogicalRequests))
+	r.add("retry_success_rate", "rescued", texttab.Maybe(texttab.Share, m.RetrySuccessRate))
+	r.add("final_failure_rate", "failed", perRequest(texttab.Share, m.FinalFailureRate, m.LogicalRequests))
+	r.add("retried_requests", "retried requests", texttab.Int(m.Retried))
+	r.add("rescued_requests", "rescued requests", texttab.Int(m.Rescued))
+	r.add("failed_requests", "failed requests", texttab.Int(m.Failed))
+	r.add("duplicated_attempts", "dup attempts", texttab.Int(m.DuplicatedAttempts))
+	r.add("duplicated_attempt_ms", "dup time", texttab.Value(texttab.Ms, m.DuplicatedAttemptMs))
+	r.add("duplicated_input_tokens", "dup in tok", texttab.Int(m.DuplicatedInputTokens))
+	r.add("duplicated_output_tokens", "dup out tok", texttab.Int(m.DuplicatedOutputTokens))
+	r.add("hidden_work_ms", "hidden work", texttab.Value(texttab.Ms, m.HiddenWorkMs))
+	r.add("hidden_output_tokens", "hidden tok", texttab.Int(m.HiddenOutputTokens))
 	rr := &m.RouteRetries
-	r.add("same_route_retries", "same", count(rr.SameRouteRetries))
-	r.add("same_route_retry_success_rate", "same ok", maybe(Share, rr.SameRouteRetrySuccessRate))
-	r.add("same_route_retry_added_ms", "same time", maybe(Ms, rr.SameRouteRetryAddedMs))
-	r.add("same_route_failed_ms", "same failed time", value(Ms, rr.SameRouteFailedMs))
-	r.add("same_route_failed_tokens", "same failed tok", count(rr.SameRouteFailedTokens))
-	r.add("alternate_route_retries", "alt", count(rr.AlternateRouteRetries))
-	r.add("alternate_route_retry_success_rate", "alt ok", maybe(Share, rr.AlternateRouteRetrySuccessRate))
-	r.add("alternate_route_retry_added_ms", "alt time", maybe(Ms, rr.AlternateRouteRetryAddedMs))
+	r.add("same_route_retries", "same", texttab.Int(rr.SameRouteRetries))
+	r.add("same_route_retry_success_rate", "same ok", texttab.Maybe(texttab.Share, rr.SameRouteRetrySuccessRate))
+	r.add("same_route_retry_added_ms", "same time", texttab.Maybe(texttab.Ms, rr.SameRouteRetryAddedMs))
+	r.add("same_route_failed_ms", "same failed time", texttab.Value(texttab.Ms, rr.SameRouteFailedMs))
+	r.add("same_route_failed_tokens", "same failed tok", texttab.Int(rr.SameRouteFailedTokens))
+	r.add("alternate_route_retries", "alt", texttab.Int(rr.AlternateRouteRetries))
+	r.add("alternate_route_retry_success_rate", "alt ok", texttab.Maybe(texttab.Share, rr.AlternateRouteRetrySuccessRate))
+	r.add("alternate_route_retry_added_ms", "alt time", texttab.Maybe(texttab.Ms, rr.AlternateRouteRetryAddedMs))
 	hygieneCells(&r, m)
-	r.add("spend_usd", "spend", value(USD, m.SpendUSD))
-	r.add("duplicated_spend_usd", "dup spend", value(USD, m.DuplicatedSpendUSD))
-	r.add("unpriced_requests", "unpriced", count(m.UnpricedRequests))
-	r.add("outcome_attempt_cap", "cap", count(m.Outcomes.AttemptCap))
-	r.add("outcome_deadline", "deadline", count(m.Outcomes.Deadline))
-	r.add("outcome_no_capacity", "no cap", count(m.Outcomes.NoCapacity))
-	r.add("outcome_token_cap", "tok cap", count(m.Outcomes.TokenCap))
-	r.add("outcome_cancelled", "cancel", count(m.Outcomes.Cancelled))
-	r.add("outcome_unfinished", "unfin", count(m.Outcomes.Unfinished))
-	r.add("outcome_no_progress", "no prog", count(m.Outcomes.NoProgress))
-	r.add("outcome_retry_budget", "budget", count(m.Outcomes.RetryBudget))
-	r.add("outcome_not_retryable", "not retr", count(m.Outcomes.NotRetryable))
-	r.add("abandoned_streams", "abandoned", count(m.AbandonedStreams))
-	r.add("abandoned_stream_tokens", "aband tok", count(m.AbandonedStreamTokens))
-	r.add("abandoned_stream_ms", "aband time", value(Ms, m.AbandonedStreamMs))
-	r.add("nested_requests", "nested", count(m.NestedRequests))
-	r.add("app_tries_max", "app tries", count(m.AppTriesMax))
-	r.add("sdk_attempts_max", "sdk att", count(m.SDKAttemptsMax))
+	r.add("spend_usd", "spend", texttab.Value(texttab.USD, m.SpendUSD))
+	r.add("duplicated_spend_usd", "dup spend", texttab.Value(texttab.USD, m.DuplicatedSpendUSD))
+	r.add("unpriced_requests", "unpriced", texttab.Int(m.UnpricedRequests))
+	r.add("outcome_attempt_cap", "cap", texttab.Int(m.Outcomes.AttemptCap))
+	r.add("outcome_deadline", "deadline", texttab.Int(m.Outcomes.Deadline))
+	r.add("outcome_no_capacity", "no cap", texttab.Int(m.Outcomes.NoCapacity))
+	r.add("outcome_token_cap", "tok cap", texttab.Int(m.Outcomes.TokenCap))
+	r.add("outcome_cancelled", "cancel", texttab.Int(m.Outcomes.Cancelled))
+	r.add("outcome_unfinished", "unfin", texttab.Int(m.Outcomes.Unfinished))
+	r.add("outcome_no_progress", "no prog", texttab.Int(m.Outcomes.NoProgress))
+	r.add("outcome_retry_budget", "budget", texttab.Int(m.Outcomes.RetryBudget))
+	r.add("outcome_not_retryable", "not retr", texttab.Int(m.Outcomes.NotRetryable))
+	r.add("abandoned_streams", "abandoned", texttab.Int(m.AbandonedStreams))
+	r.add("abandoned_stream_tokens", "aband tok", texttab.Int(m.AbandonedStreamTokens))
+	r.add("abandoned_stream_ms", "aband time", texttab.Value(texttab.Ms, m.AbandonedStreamMs))
+	r.add("nested_requests", "nested", texttab.Int(m.NestedRequests))
+	r.add("app_tries_max", "app tries", texttab.Int(m.AppTriesMax))
+	r.add("sdk_attempts_max", "sdk att", texttab.Int(m.SDKAttemptsMax))
 	for _, ph := range []struct {
 		key string
 		p   segment.Phase
 	}{{"queue", m.AttemptPhases.Queue}, {"connect", m.AttemptPhases.Connect}, {"serve", m.AttemptPhases.Serve},
 		{"generate", m.AttemptPhases.Generate}} {
-		r.add("attempt_"+ph.key+"_n", ph.key+" n", count(ph.p.N))
-		r.add("attempt_"+ph.key+"_mean_ms", ph.key, maybe(Ms, ph.p.MeanMs))
+		r.add("attempt_"+ph.key+"_n", ph.key+" n", texttab.Int(ph.p.N))
+		r.add("attempt_"+ph.key+"_mean_ms", ph.key, texttab.Maybe(texttab.Ms, ph.p.MeanMs))
 	}
-	r.add("tasks", "tasks", count(m.Tasks))
-	r.add("task_requests", "task reqs", count(m.TaskRequests))
-	r.add("task_calls_max", "max calls", count(m.TaskCallsMax))
-	r.add("task_attempts_max", "max att", count(m.TaskAttemptsMax))
-	r.add("task_worst_attempts", "worst", count(m.TaskWorstAttempts))
+	r.add("tasks", "tasks", texttab.Int(m.Tasks))
+	r.add("task_requests", "task reqs", texttab.Int(m.TaskRequests))
+	r.add("task_calls_max", "max calls", texttab.Int(m.TaskCallsMax))
+	r.add("task_attempts_max", "max att", texttab.Int(m.TaskAttemptsMax))
+	r.add("task_worst_attempts", "worst", texttab.Int(m.TaskWorstAttempts))
 	var mv *segment.Movement = m.TailMovement.P99
 	if mv != nil {
-		r.add("tail_p99_ms", "Δp99", value(SignedMs, mv.Ms))
-		r.add("tail_p99_ratio", "×p99", value(Times, mv.Ratio))
+		r.add("tail_p99_ms", "Δp99", texttab.Value(texttab.SignedMs, mv.Ms))
+		r.add("tail_p99_ratio", "×p99", texttab.Value(texttab.Times, mv.Ratio))
 	} else {
-		r.add("tail_p99_ms", "Δp99", Cell{Unit: SignedMs, Missing: true})
-		r.add("tail_p99_ratio", "×p99", Cell{Unit: Times, Missing: true})
+		r.add("tail_p99_ms", "Δp99", texttab.Cell{Unit: texttab.SignedMs, Missing: true})
+		r.add("tail_p99_ratio", "×p99", texttab.Cell{Unit: texttab.Times, Missing: true})
 	}
 	a := segment.AddedLatency{}
 	if m.AddedLatency != nil {
 		a = *m.AddedLatency
 	}
-	r.add("baseline", "baseline", text(a.Kind))
-	r.add("added_missing", "missing", count(a.Missing))
-	r.add("added_per_request_ms", "per req", maybe(SignedMs, a.PerRequestMs))
+	r.add("baseline", "baseline", texttab.Label(a.Kind))
+	r.add("added_missing", "missing", texttab.Int(a.Missing))
+	r.add("added_per_request_ms", "per req", texttab.Maybe(texttab.SignedMs, a.PerRequestMs))
 	for _, d := range dists {
 		s := d.get(m)
-		unit := Ms
+		unit := texttab.Ms
 		if d.key == "added" {
-			unit = SignedMs
+			unit = texttab.SignedMs
 		}
-		r.add(d.key+"_n", "n", count(s.N))
-		r.add(d.key+"_mean_ms", "mean", maybe(unit, s.Mean))
+		r.add(d.key+"_n", "n", texttab.Int(s.N))
+		r.add(d.key+"_mean_ms", "mean", texttab.Maybe(unit, s.Mean))
 		for _, p := range []int{50, 95, 99} {
 			r.add(fmt.Sprintf("%s_p%d_ms", d.key, p), fmt.Sprintf("p%d", p), pct(unit, s, p))
 		}
@@ -502,7 +432,7 @@ func (rep *Report) segmentRow(t *Table, labels []string, rolledUp bool, cohorts 
 		r   model.Range
 	}{{"logical_requests", w.LogicalRequests}, {"amplification", w.Amplification}, {"retry_rate", w.RetryRate},
 		{"retry_success_rate", w.RetrySuccessRate}, {"final_failure_rate", w.FinalFailureRate}} {
-		c := Cell{Unit: Number, V: f.r[0], Hi: f.r[1], Range: true, Missing: !whole || rep.SegmentsTotal != nil}
+		c := texttab.Cell{Unit: texttab.Number, V: f.r[0], Hi: f.r[1], Range: true, Missing: !whole || rep.SegmentsTotal != nil}
 		r.add(f.key+"_range", "plausible range", c)
 	}
 	return r.cells
@@ -510,9 +440,9 @@ func (rep *Report) segmentRow(t *Table, labels []string, rolledUp bool, cohorts 
 
 // segmentGroups are the narrower tables text, Markdown and HTML show of
 // the segment table.
-func (rep *Report) segmentGroups() []Group {
-	g := func(title string, kh ...string) Group {
-		var out Group
+func (rep *Report) segmentGroups() []texttab.Group {
+	g := func(title string, kh ...string) texttab.Group {
+		var out texttab.Group
 		out.Title = title
 		for i := 0; i < len(kh); i += 2 {
 			out.Keys = append(out.Keys, kh[i])
@@ -521,7 +451,7 @@ func (rep *Report) segmentGroups() []Group {
 		return out
 	}
 	by := strings.Join(rep.SegmentBy, ", ")
-	groups := []Group{
+	groups := []texttab.Group{
 		g("Segments by "+by+": retries and the tail", "logical_requests", "requests", "amplification", "amp",
 			"retry_rate", "retried", "retry_success_rate", "rescued", "final_failure_rate", "failed",
 			"latency_all_p99_ms", "p99 all", "latency_retried_p99_ms", "p99 retr", "tail_p99_ms", "Δp99", "tail_p99_ratio", "×p99"),

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/retryscope/retryscope/analysis"
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 	"github.com/retryscope/retryscope/model"
@@ -115,7 +116,7 @@ func TestTransportAndEvaluatorCurves(t *testing.T) {
 		slices.Sort(lat)
 		return model.Percentile(lat, 99)
 	}
-	check := func(name string, c *YieldCurve, units int, reached, cleared []int, p99 func(int) *float64) {
+	check := func(name string, c *analysis.YieldCurve, units int, reached, cleared []int, p99 func(int) *float64) {
 		t.Helper()
 		if c.Requests != units || len(c.Rows) != len(reached) {
 			t.Fatalf("%s: %d units, %d rows; truth %d, %d", name, c.Requests, len(c.Rows), units, len(reached))

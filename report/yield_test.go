@@ -9,45 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retryscope/retryscope/analysis"
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 	"github.com/retryscope/retryscope/model"
 )
-
-// TestYieldArithmeticSeed: the seed's marginal yield table (chapter
-// "Choosing the ceiling from the marginal yield curve"), from conditional
-// pass rates 78%, 55%, 38%: C(n+1) = C(n) + (1 − C(n))·c(n+1) gives the
-// cumulative column 78.0, 90.1 and rescued per 1,000 121 beside the jump
-// from 78.0 to 90.1. The third row is 93.862% exactly, 93.9 at one
-// decimal, rescuing 37.62 per 1,000: the seed prints 93.8 (and 6.2%
-// exhausted), which its own rounded 38.0% cannot give; its later rows
-// (95.3, 96.0, 7 per 1,000) come from conditional rates it does not print.
-func TestYieldArithmeticSeed(t *testing.T) {
-	rows := yieldArithmetic([]float64{0.78, 0.55, 0.38}, nil)
-	wantCum := []float64{0.78, 0.901, 0.93862}
-	wantRescued := []float64{0, 121, 37.62}
-	wantText := [][2]string{{"78.0%", ""}, {"90.1%", "121"}, {"93.9%", "38"}}
-	for i, r := range rows {
-		if math.Abs(r.Cumulative-wantCum[i]) > 1e-12 {
-			t.Errorf("C(%d) = %v, want %v", i+1, r.Cumulative, wantCum[i])
-		}
-		if i == 0 {
-			if r.RescuedPer1000 != nil {
-				t.Errorf("attempt 1 rescues %v, want none", *r.RescuedPer1000)
-			}
-		} else if math.Abs(*r.RescuedPer1000-wantRescued[i]) > 1e-9 {
-			t.Errorf("rescued per 1,000 by attempt %d = %v, want %v", i+1, *r.RescuedPer1000, wantRescued[i])
-		}
-		got := [2]string{value(Share, r.Cumulative).String(), ""}
-		if r.RescuedPer1000 != nil {
-			got[1] = value(Count, *r.RescuedPer1000).String()
-		}
-		if got != wantText[i] {
-			t.Errorf("row %d reads %q, want %q", i+1, got, wantText[i])
-		}
-	}
-}
 
 // truthYield is the marginal yield of truth requests: per attempt n, the
 // requests that made it, those it answered, and the p99 capped at n.
@@ -94,7 +61,7 @@ func buildReport(t *testing.T, st *store.Store) *Report {
 	return rep
 }
 
-func checkCurve(t *testing.T, name string, c YieldCurve, reqs []gen.Request) {
+func checkCurve(t *testing.T, name string, c analysis.YieldCurve, reqs []gen.Request) {
 	t.Helper()
 	reached, cleared, p99 := truthYield(reqs)
 	if c.Requests != len(reqs) || len(c.Rows) != len(reached) {
@@ -135,7 +102,7 @@ func TestMarginalYieldTruth(t *testing.T) {
 				reqs = append(reqs, r)
 			}
 		}
-		checkCurve(t, segmentName(s.Segment), s.YieldCurve, reqs)
+		checkCurve(t, analysis.SegmentName(s.Segment), s.YieldCurve, reqs)
 	}
 	if len(my.Segments) < 5 {
 		t.Errorf("%d segments have a curve; the test needs several", len(my.Segments))
@@ -162,12 +129,12 @@ func stormConfig() gen.Config {
 // are named by a retry_storm finding and lie in the truth's incidents.
 func TestCapacityTruth(t *testing.T) {
 	st, truth := workload.Rebuilt(t, stormConfig())
-	reqs, err := loadYieldRequests(context.Background(), st, model.Window{})
+	reqs, err := analysis.LoadRequests(context.Background(), st, model.Window{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fl := truth.Flight
-	c := capacity(reqs, time.Duration(fl.BucketNs), 0)
+	c := analysis.MeasureCapacity(reqs, time.Duration(fl.BucketNs), 0)
 	if c.PeakAttemptsInFlight != fl.PeakAttemptsInFlight || c.PeakFirstAttemptsInFlight != fl.PeakFirstAttemptsInFlight {
 		t.Errorf("peak in flight %d (%d first attempts), simulation %d (%d)", c.PeakAttemptsInFlight, c.PeakFirstAttemptsInFlight,
 			fl.PeakAttemptsInFlight, fl.PeakFirstAttemptsInFlight)
@@ -194,7 +161,7 @@ func TestCapacityTruth(t *testing.T) {
 	if len(f) != 1 || len(rep.Capacity.Spikes) == 0 {
 		t.Fatalf("%d retry_storm findings, %d spikes; want one finding naming the spikes", len(f), len(rep.Capacity.Spikes))
 	}
-	var cost Cost
+	var cost analysis.Cost
 	for _, s := range rep.Capacity.Spikes {
 		from, _ := time.Parse(time.RFC3339Nano, s.Start)
 		to, _ := time.Parse(time.RFC3339Nano, s.End)
@@ -236,8 +203,8 @@ func TestCapacityTruth(t *testing.T) {
 		c.OfferedLoadFirstAttempts, f[0].Problem)
 }
 
-func findingsOf(rep *Report, kind string) []Finding {
-	var out []Finding
+func findingsOf(rep *Report, kind string) []analysis.Finding {
+	var out []analysis.Finding
 	for _, f := range rep.Findings {
 		if f.Kind == kind {
 			out = append(out, f)
@@ -324,14 +291,14 @@ func TestCapAttempts(t *testing.T) {
 	rep := buildReport(t, st)
 	var found bool
 	for _, f := range segmentFindings(rep, "cap_attempts") {
-		var curve *YieldCurve
+		var curve *analysis.YieldCurve
 		for i, s := range rep.MarginalYield.Segments {
-			if segmentName(s.Segment) == segmentName(f.Segment) {
+			if analysis.SegmentName(s.Segment) == analysis.SegmentName(f.Segment) {
 				curve = &rep.MarginalYield.Segments[i].YieldCurve
 			}
 		}
 		if curve == nil {
-			t.Fatalf("cap_attempts on %s, which has no marginal yield curve", segmentName(f.Segment))
+			t.Fatalf("cap_attempts on %s, which has no marginal yield curve", analysis.SegmentName(f.Segment))
 		}
 		n := 0
 		for _, r := range curve.Rows {
@@ -343,7 +310,7 @@ func TestCapAttempts(t *testing.T) {
 			t.Fatalf("cap_attempts: %q names no attempt of the curve", f.Change)
 		}
 		next := curve.Rows[n]
-		if *next.RescuedPer1000 >= capMaxRescuedPer1000 || *next.AddedP99Ms < capMinAddedP99Ms ||
+		if *next.RescuedPer1000 >= analysis.CapMaxRescuedPer1000 || *next.AddedP99Ms < analysis.CapMinAddedP99Ms ||
 			f.Evidence[1].Value != *next.RescuedPer1000 || f.Evidence[2].Value != *next.AddedP99Ms {
 			t.Errorf("cap at %d: attempt %d rescues %v per 1,000 and adds %v ms; evidence %v", n, n+1,
 				*next.RescuedPer1000, *next.AddedP99Ms, f.Evidence)
@@ -359,24 +326,6 @@ func TestCapAttempts(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no cap_attempts finding on service checkout; findings %v", rep.Findings)
-	}
-}
-
-// TestCeiling: the ceiling is the most attempts whose capped p99 and
-// amplification keep to the budgets.
-func TestCeiling(t *testing.T) {
-	p := func(v float64) *float64 { return &v }
-	rows := []YieldRow{{Attempt: 1, P99Ms: p(400), Amplification: 1}, {Attempt: 2, P99Ms: p(1000), Amplification: 1.15},
-		{Attempt: 3, P99Ms: p(1200), Amplification: 1.2}, {Attempt: 4, P99Ms: p(1900), Amplification: 1.21}}
-	for _, c := range []struct {
-		budget YieldBudget
-		want   int
-	}{{YieldBudget{P99Ms: p(1500)}, 3}, {YieldBudget{Amplification: p(1.18)}, 2}, {YieldBudget{P99Ms: p(1500), Amplification: p(1.1)}, 1},
-		{YieldBudget{P99Ms: p(300)}, 0}, {YieldBudget{}, 0}} {
-		got, why := ceiling(rows, c.budget)
-		if (got == nil) != (c.want == 0) || got != nil && *got != c.want {
-			t.Errorf("budget %+v: ceiling %v (%s), want %d", c.budget, got, why, c.want)
-		}
 	}
 }
 
@@ -417,8 +366,8 @@ func checkFallbackSegments(t *testing.T, rep *Report, truth gen.Truth) {
 	}
 	got := findingsBySegment(rep, "prefer_fallback")
 	for seg, w := range want {
-		fires := w.same >= minRouteRetries && w.alt >= minRouteRetries &&
-			float64(w.altOK)/float64(w.alt)-float64(w.sameOK)/float64(w.same) >= minFallbackGain
+		fires := w.same >= analysis.MinRouteRetries && w.alt >= analysis.MinRouteRetries &&
+			float64(w.altOK)/float64(w.alt)-float64(w.sameOK)/float64(w.same) >= analysis.MinFallbackGain
 		f, ok := got[seg]
 		if ok != fires {
 			t.Errorf("%s: finding %v, truth %+v", seg, ok, *w)
@@ -439,12 +388,12 @@ func checkFallbackSegments(t *testing.T, rep *Report, truth gen.Truth) {
 // checkCapCost: a cap_attempts finding capping a segment at n counts the
 // truth's requests of that segment that made attempt n+1, and costs the
 // truth's attempts beyond n, each with the wait before it.
-func checkCapCost(t *testing.T, f Finding, n int, truth gen.Truth) {
+func checkCapCost(t *testing.T, f analysis.Finding, n int, truth gen.Truth) {
 	t.Helper()
 	var reached, beyond int64
 	var ms float64
 	for _, r := range truth.Requests {
-		if truthSegment(r) != segmentName(f.Segment) || len(r.AttemptList) <= n {
+		if truthSegment(r) != analysis.SegmentName(f.Segment) || len(r.AttemptList) <= n {
 			continue
 		}
 		reached++
@@ -456,6 +405,6 @@ func checkCapCost(t *testing.T, f Finding, n int, truth gen.Truth) {
 	}
 	if evidence(f, fmt.Sprintf("requests that made attempt %d", n+1)) != float64(reached) || f.Cost.Attempts != beyond || !sameMs(f.Cost.TimeMs, ms) {
 		t.Errorf("%s: %v, cost %+v; truth %d requests made attempt %d, %d attempts beyond %d taking %.6f ms",
-			segmentName(f.Segment), f.Evidence, f.Cost, reached, n+1, beyond, n, ms)
+			analysis.SegmentName(f.Segment), f.Evidence, f.Cost, reached, n+1, beyond, n, ms)
 	}
 }

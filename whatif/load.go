@@ -65,8 +65,8 @@ func load(ctx context.Context, st *store.Store, taskKey string, window model.Win
 	lo, hi := window.Bounds()
 	text, args := queries.Get("whatif_attempts"), []any{lo, hi}
 	if taskKey != "" {
-		text = strings.Replace(text, "/*task*/", "s.attributes[$3],", 1)
-		text = strings.Replace(text, "/*join*/", "LEFT JOIN spans s ON s.trace_id = r.trace_id AND s.span_id = r.span_id", 1)
+		// The query's task parts, commented out, read the task from $3.
+		text = strings.NewReplacer("/*task:", "", ":task*/", "").Replace(text)
 		args = append(args, taskKey)
 	}
 	rows, err := st.Conn.QueryContext(ctx, text, args...)

@@ -26,7 +26,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 	var db dbFlags
 	db.register(fs, false)
 	dir := fs.String("parquet", "", "directory to write the Parquet files under (required)")
-	pricesFile := fs.String("prices", "", report.PricesHelp)
+	pricesFile := fs.String("prices", "", pricesHelp)
 	var rb rebuildFlags
 	rb.register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {
@@ -44,7 +44,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 	}
 	prices := report.DefaultPrices()
 	if *pricesFile != "" {
-		if prices, err = report.LoadPrices(*pricesFile); err != nil {
+		if prices, err = loadPrices(*pricesFile); err != nil {
 			return &usageError{"export", fmt.Errorf("--prices: %w", err)}
 		}
 	}

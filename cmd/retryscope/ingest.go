@@ -77,7 +77,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, _, _, _, rejected := sum.Totals(); rejected > 0 {
+	if rejected := sum.Totals().Rejected; rejected > 0 {
 		return errRejected
 	}
 	return nil

@@ -9,7 +9,6 @@ import (
 	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/report"
 )
 
 const reportExamples = `
@@ -37,7 +36,7 @@ func runReport(ctx context.Context, e env, args []string) error {
 	fs := newFlags("report", "report [--db FILE] [--baseline KIND] [--by DIM,...] [--format table|markdown|csv|json|html] [-o FILE]", reportExamples)
 	var db dbFlags
 	db.register(fs, false)
-	var out report.Flags
+	var out reportFlags
 	out.Register(fs, "output")
 	explain := fs.Bool("explain", false, "also show how many logical requests each rebuild rule built")
 	whatifPolicy := fs.String("whatif", "", "also replay the window's requests under the retry policy of this file (as whatif --policy reads it): a whatif block, every figure modeled (not in CSV, the segment table, nor with --findings)")
@@ -101,7 +100,7 @@ func runReport(ctx context.Context, e env, args []string) error {
 }
 
 // writeReport writes the report of st, whose source source names.
-func writeReport(ctx context.Context, e env, out *report.Flags, st *store.Store, source string, explain bool) error {
+func writeReport(ctx context.Context, e env, out *reportFlags, st *store.Store, source string, explain bool) error {
 	prog := progress.NewReporter(e.stderr)
 	defer prog.Done()
 	out.SetProgress(reportProgress(prog))

@@ -10,7 +10,6 @@ import (
 	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/report"
 )
 
 const runExamples = `
@@ -32,7 +31,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 	nowFlag := fs.String("now", "", "the time --keep counts back from, RFC 3339 (default: the clock; for backfills and tests)")
 	var lim ingest.Limits
 	checkLimits := registerLimits(fs, &lim)
-	var rep report.Flags
+	var rep reportFlags
 	rep.Register(fs, "report")
 	var rb rebuildFlags
 	rb.register(fs)
@@ -79,7 +78,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return fail(err)
 	}
-	_, _, _, _, rejected := sum.Totals()
+	rejected := sum.Totals().Rejected
 
 	runWindow := !fs.Changed("since") && !fs.Changed("until")
 	w, err := pipeline.Nightly(ctx, st, pipeline.NightlyOptions{

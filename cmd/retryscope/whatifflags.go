@@ -10,7 +10,6 @@ import (
 
 	"github.com/retryscope/retryscope/internal/flagval"
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/report"
 	"github.com/retryscope/retryscope/whatif"
 )
@@ -207,25 +206,16 @@ func (f *whatifFlags) run(ctx context.Context, st *store.Store, w io.Writer) err
 	return whatif.WriteText(w, res)
 }
 
-// whatifReportBlock reads the policy file path (as --policy reads it) and
-// returns what adds a replay under it to a report: report.Options.Whatif.
-// The report's window bounds the requests replayed, and its --task-key
-// names their tasks unless the file does.
-func whatifReportBlock(path string) (func(context.Context, *store.Store, model.Window, string) (any, []report.Table, error), error) {
+// whatifReportBlock reads the policy file path (as --policy reads it)
+// into the replay it adds to a report (report.Options.Whatif). The
+// report's window bounds the requests replayed, and its --task-key names
+// their tasks unless the file does.
+func whatifReportBlock(path string) (*report.Replay, error) {
 	f := &whatifFlags{}
 	f.register(pflag.NewFlagSet("whatif", pflag.ContinueOnError))
 	f.policyFile = path
 	if err := f.checkPolicy(); err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, st *store.Store, window model.Window, taskKey string) (any, []report.Table, error) {
-		if f.taskKey != "" {
-			taskKey = f.taskKey
-		}
-		res, err := whatif.Replay(ctx, st, f.policy, whatif.Options{Seed: f.seed, Feedback: f.feedback, TaskKey: taskKey, Window: window, Workers: f.workers})
-		if err != nil {
-			return nil, nil, err
-		}
-		return res, res.Tables(), nil
-	}, nil
+	return &report.Replay{Policy: f.policy, Options: whatif.Options{Seed: f.seed, Feedback: f.feedback, TaskKey: f.taskKey, Workers: f.workers}}, nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/retryscope/retryscope/internal/progress"
-	"github.com/retryscope/retryscope/report"
+	"github.com/retryscope/retryscope/internal/texttab"
 )
 
 // helpWidth is how wide help is wrapped: the terminal's width when w is
@@ -80,7 +80,7 @@ func wrapText(s string, cols int) string {
 			out = append(out, line)
 			continue
 		}
-		out = append(out, report.Wrap(line, cols)...)
+		out = append(out, texttab.Wrap(line, cols)...)
 	}
 	return strings.Join(out, "\n")
 }

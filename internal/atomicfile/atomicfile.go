@@ -2,12 +2,16 @@
 // the old file or the whole new one: the bytes go to NAME.tmp, which is
 // renamed over NAME once they are on disk. A name that is not a regular
 // file (/dev/null, /dev/stdout, a FIFO, a terminal) is written in place:
-// renaming over it would replace the device with a regular file.
+// renaming over it would replace the device with a regular file. The
+// report and the Parquet export write their files through it.
 package atomicfile
 
 import (
 	"fmt"
+	"io"
 	"os"
+
+	"github.com/retryscope/retryscope/internal/crashpoint"
 )
 
 // File is an output file being written; Commit publishes it, Abort drops
@@ -75,4 +79,57 @@ func (f *File) Abort() {
 	if f.tmp != "" {
 		os.Remove(f.tmp)
 	}
+}
+
+// Fill writes the file with write and publishes it: closed, on disk and
+// renamed over its name. Between the two it reaches the crashpoint point
+// (none when ""), the crash tests' stop for a file whole but not yet
+// published; a device or pipe, written in place, has no such moment. On
+// any failure it removes what it wrote beside the name.
+func (f *File) Fill(point string, write func(io.Writer) error) error {
+	err := write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && !f.InPlace() && point != "" {
+		err = crashpoint.Hit(point)
+	}
+	if err == nil {
+		err = f.Commit()
+	}
+	if err != nil {
+		f.Abort()
+	}
+	return err
+}
+
+// Publish puts tmp, a file another writer wrote and closed (DuckDB's
+// COPY), at path as Fill does its own: flushed to disk, past the
+// crashpoint point (none when ""), renamed over path. On failure tmp is
+// removed.
+func Publish(tmp, path, point string) error {
+	err := flush(tmp)
+	if err == nil && point != "" {
+		err = crashpoint.Hit(point)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// flush makes the bytes of the closed file name durable.
+func flush(name string) error {
+	f, err := os.OpenFile(name, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

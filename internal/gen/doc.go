@@ -296,6 +296,19 @@
 //     end_ns, route, trigger ("" for the answer used), retry_after_s,
 //     output_tokens, server_end_ns (absent when no SERVER span).
 //
+// # Independence from what it checks
+//
+// The truth is the oracle the rebuild, the baselines and the reports are
+// tested against, so gen shares no code with them: it imports no retryscope
+// package but atomicfile, and where it needs the same arithmetic it has its
+// own copy, written from SPEC.md rather than from the rebuild. The copies
+// are clip and unionLength in truth.go (the rebuild's are in
+// rebuild/measure.go, behind the same four-way latency decomposition), and
+// workloadOf's retry and failure rates (the report's come from model's
+// summaries). Keep them apart on purpose: a fix in one is
+// checked against the other by the truth tests, never by making one call
+// the other.
+//
 // # Opt-in features
 //
 // Off by default, and absent from the output when off (params gains

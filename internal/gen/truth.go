@@ -305,6 +305,8 @@ func (r *simRequest) decompose(start, end int64) (failed, backoff, overhead, fin
 	return failed, backoff, overhead, final
 }
 
+// clip and unionLength are copies kept apart from the rebuild's on purpose;
+// see "Independence from what it checks" in doc.go.
 func clip(iv interval, lo, hi int64) interval {
 	iv.start, iv.end = max(iv.start, lo), min(iv.end, hi)
 	if iv.end < iv.start {

@@ -1,8 +1,7 @@
-package report
+package analysis
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"time"
 
@@ -108,9 +107,13 @@ const (
 	WorkersEstimated = "estimated: plateau of attempts in flight"
 )
 
-// capacityStep is the bucket width that fits the requests' starts in at
+// niceSteps are the bucket widths the timelines pick from.
+var niceSteps = []time.Duration{time.Second, 5 * time.Second, 15 * time.Second, 30 * time.Second,
+	time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour, 3 * time.Hour, 6 * time.Hour, 24 * time.Hour}
+
+// CapacityStep is the bucket width that fits the requests' starts in at
 // most maxBuckets buckets.
-func capacityStep(reqs []*yieldRequest) time.Duration {
+func CapacityStep(reqs []*Request) time.Duration {
 	if len(reqs) == 0 {
 		return time.Second
 	}
@@ -133,8 +136,8 @@ type flightEdge struct {
 	first bool
 }
 
-// capacity measures the timeline of reqs in buckets of step.
-func capacity(reqs []*yieldRequest, step time.Duration, hiddenMs float64) *Capacity {
+// MeasureCapacity measures the timeline of reqs in buckets of step.
+func MeasureCapacity(reqs []*Request, step time.Duration, hiddenMs float64) *Capacity {
 	w := int64(step)
 	c := &Capacity{BucketMs: float64(w) / 1e6, HiddenWorkMs: hiddenMs, Buckets: []CapacityBucket{}, Spikes: []Spike{}}
 	n := 0
@@ -218,13 +221,13 @@ func capacity(reqs []*yieldRequest, step time.Duration, hiddenMs float64) *Capac
 	return c
 }
 
-// againstWorkers sets the load against workers (0: the estimate,
-// plateauWorkers): the utilisation overall and per bucket, and the
+// AgainstWorkers sets the load against workers (0: the estimate,
+// PlateauWorkers): the utilisation overall and per bucket, and the
 // buckets over capacity.
-func (c *Capacity) againstWorkers(workers int) {
+func (c *Capacity) AgainstWorkers(workers int) {
 	c.Workers, c.WorkersSource = workers, WorkersFlag
 	if workers == 0 {
-		c.Workers, c.WorkersSource = plateauWorkers(c.Buckets), WorkersEstimated
+		c.Workers, c.WorkersSource = PlateauWorkers(c.Buckets), WorkersEstimated
 	}
 	c.Utilisation, c.BucketsOverCapacity = nil, 0
 	if c.Workers == 0 {
@@ -243,12 +246,12 @@ func (c *Capacity) againstWorkers(workers int) {
 	}
 }
 
-// plateauWorkers estimates the workers from the peaks of attempts in
+// PlateauWorkers estimates the workers from the peaks of attempts in
 // flight: the 95th percentile (nearest rank) of the buckets' peaks, those
 // with attempts in flight. Servers that saturate hold their peaks at the
 // workers they have; the top 5% are taken for bursts queued elsewhere.
 // Never saturated, the estimate is the most they were seen to hold.
-func plateauWorkers(buckets []CapacityBucket) int {
+func PlateauWorkers(buckets []CapacityBucket) int {
 	var peaks []int
 	for _, b := range buckets {
 		if b.PeakInFlight > 0 {
@@ -290,7 +293,7 @@ func floorTo(t, w int64) int64 {
 func stamp(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC3339Nano) }
 
 // spikes finds the runs of buckets whose amplification spiked.
-func spikes(buckets []CapacityBucket, reqs []*yieldRequest, w int64) []Spike {
+func spikes(buckets []CapacityBucket, reqs []*Request, w int64) []Spike {
 	var amps []float64
 	for _, b := range buckets {
 		if b.Amplification != nil && b.Requests >= spikeMinRequests {
@@ -320,7 +323,7 @@ func spikes(buckets []CapacityBucket, reqs []*yieldRequest, w int64) []Spike {
 	return out
 }
 
-func spikeOf(run []CapacityBucket, reqs []*yieldRequest, w int64) Spike {
+func spikeOf(run []CapacityBucket, reqs []*Request, w int64) Spike {
 	from, to := run[0].StartNs, run[len(run)-1].StartNs+w
 	s := Spike{Start: stamp(from), End: stamp(to)}
 	var atts int
@@ -343,118 +346,4 @@ func spikeOf(run []CapacityBucket, reqs []*yieldRequest, w int64) Spike {
 		}
 	}
 	return s
-}
-
-// capacityTable lays out the timeline; the spikes and the peaks follow
-// as notes.
-func (rep *Report) capacityTable() Table {
-	c := rep.Capacity
-	t := Table{Title: fmt.Sprintf("Capacity: offered load λ·S per %s", time.Duration(c.BucketMs*1e6)), Labels: 1,
-		Columns: []Column{{"start", "bucket start"}, {"requests", "requests"}, {"amplification", "amp"},
-			{"attempts_per_s", "attempts/s"}, {"offered_load", "λ·S"}, {"offered_load_first_attempts", "no retry"},
-			{"peak_attempts_in_flight", "peak"}, {"utilisation", "util"}, {"hidden_work_ms", "hidden"}}}
-	width := time.Duration(c.BucketMs * 1e6)
-	folded := false
-	for i := 0; i < len(c.Buckets); {
-		b := c.Buckets[i]
-		if n := quietRun(c.Buckets[i:]); n >= 2 {
-			t.Rows = append(t.Rows, foldedRow(c.Buckets[i:i+n], width, c.Workers))
-			i += n
-			folded = true
-			continue
-		}
-		t.Rows = append(t.Rows, []Cell{text(b.Start), count(b.Requests), maybe(Times, b.Amplification),
-			value(Decimal, b.AttemptsPerS), value(Decimal, b.OfferedLoad), value(Decimal, b.OfferedLoadFirstAttempts),
-			count(b.PeakInFlight), maybe(Share, b.Utilisation), value(Ms, b.HiddenWorkMs)})
-		i++
-	}
-	t.Notes = []string{
-		"λ·S: attempt-seconds in flight per second (arrival rate × mean service time, client side); no retry: λ·S of first attempts alone; " +
-			"peak: most attempts in flight at once; amp: attempts per request of the requests started in the bucket; " +
-			"util: λ·S over the workers; hidden: server time after the client gave up on the attempts started in it.",
-		fmt.Sprintf("Whole timeline: λ·S %s with retries, %s without; peak %d attempts in flight at %s (%d first attempts at most); hidden work %s.",
-			format(Decimal, c.OfferedLoad), format(Decimal, c.OfferedLoadFirstAttempts), c.PeakAttemptsInFlight, c.PeakAt,
-			c.PeakFirstAttemptsInFlight, fmtMs(c.HiddenWorkMs)),
-	}
-	if n := workersNote(c); n != "" {
-		t.Notes = append(t.Notes, n)
-	}
-	if folded {
-		t.Notes = append(t.Notes, "… "+quietLabel("N", width)+" …: a run of buckets in which no request or attempt started and no server work was hidden, "+
-			"as one row (JSON lists each bucket): λ·S and no retry are the run's mean, peak its most.")
-	}
-	if len(c.Spikes) == 0 {
-		t.Notes = append(t.Notes, "No amplification spike.")
-	}
-	for _, s := range c.Spikes {
-		t.Notes = append(t.Notes, fmt.Sprintf("Spike %s to %s: amplification %s over %d requests, %s attempts/s, %d extra attempts.",
-			s.Start, s.End, format(Times, s.Amplification), s.Requests, format(Decimal, s.AttemptsPerS), s.ExtraAttempts))
-	}
-	return t
-}
-
-// quiet says nothing started in b: no request, no attempt, no hidden
-// work; what it shows is attempts still in flight from before.
-func quiet(b CapacityBucket) bool {
-	return b.Requests == 0 && b.AttemptsPerS == 0 && b.HiddenWorkMs == 0
-}
-
-// quietRun is how many buckets at the head of bs are quiet.
-func quietRun(bs []CapacityBucket) int {
-	n := 0
-	for n < len(bs) && quiet(bs[n]) {
-		n++
-	}
-	return n
-}
-
-// quietLabel names a folded run of n buckets: "7 quiet seconds" when
-// they are one second wide, else "7 × 5s quiet", short enough for the
-// bucket start column.
-func quietLabel(n string, width time.Duration) string {
-	if width == time.Second {
-		return n + " quiet seconds"
-	}
-	return n + " × " + width.String() + " quiet"
-}
-
-// foldedRow is one row for a run of quiet buckets: the load still in
-// flight, as the mean over the run, and its peak.
-func foldedRow(run []CapacityBucket, width time.Duration, workers int) []Cell {
-	var load, first float64
-	peak := 0
-	for _, b := range run {
-		load += b.OfferedLoad
-		first += b.OfferedLoadFirstAttempts
-		peak = max(peak, b.PeakInFlight)
-	}
-	n := float64(len(run))
-	var util *float64
-	if workers > 0 {
-		u := load / n / float64(workers)
-		util = &u
-	}
-	return []Cell{text("… " + quietLabel(fmt.Sprint(len(run)), width) + " …"), count(0), maybe(Times, nil),
-		value(Decimal, 0), value(Decimal, load/n), value(Decimal, first/n), count(peak), maybe(Share, util), value(Ms, 0)}
-}
-
-// workersNote is the load against the workers in one line: how many and
-// whence, the utilisation, the buckets over capacity, and the requests
-// that never returned with the worker time they held; "" without
-// attempts.
-func workersNote(c *Capacity) string {
-	if c.Workers == 0 || c.Utilisation == nil {
-		return ""
-	}
-	src := "--workers"
-	if c.WorkersSource == WorkersEstimated {
-		src = "estimated from the plateau of attempts in flight"
-	}
-	s := fmt.Sprintf("Workers %d (%s): utilisation %s, %d of %d buckets over capacity",
-		c.Workers, src, format(Share, *c.Utilisation), c.BucketsOverCapacity, len(c.Buckets))
-	if c.UnfinishedRequests > 0 {
-		s += fmt.Sprintf("; %d unfinished requests held %s of worker time (a leak, not a load)",
-			c.UnfinishedRequests, fmtMs(c.UnfinishedWorkMs))
-	}
-	return s + "."
 }

@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/segment"
 )
@@ -45,7 +46,7 @@ func groupFindings(fs []Finding) []Finding {
 	for _, k := range keys {
 		members := groups[k]
 		slices.SortStableFunc(members, func(a, b Finding) int {
-			return cmp.Or(byCost(a.Cost, b.Cost), cmp.Compare(segmentName(a.Segment), segmentName(b.Segment)))
+			return cmp.Or(byCost(a.Cost, b.Cost), cmp.Compare(SegmentName(a.Segment), SegmentName(b.Segment)))
 		})
 		g := members[0]
 		for _, f := range members {
@@ -98,20 +99,7 @@ func whereText(common map[string]string, n int) string {
 	if len(common) == 0 {
 		return fmt.Sprintf("%d segments", n)
 	}
-	return fmt.Sprintf("%s (%d segments)", segmentName(common), n)
-}
-
-// segmentsText lists a finding's segments by their values, as the
-// findings tables show them: "10 segments: a / b / c, d / e / f, …".
-func segmentsText(f Finding) string {
-	if len(f.Segments) <= 1 {
-		return segmentValues(f.Segment)
-	}
-	var names []string
-	for _, s := range f.Segments {
-		names = append(names, segmentValues(s.Segment))
-	}
-	return fmt.Sprintf("%d segments: %s", len(f.Segments), strings.Join(names, ", "))
+	return fmt.Sprintf("%s (%d segments)", SegmentName(common), n)
 }
 
 // A merger words a finding of several segments from theirs (most
@@ -134,7 +122,7 @@ var mergers = map[string]merger{
 
 // sameChange is the most costly segment's change, said of where.
 func sameChange(fs []Finding, where string) string {
-	return strings.Replace(fs[0].Change, segmentName(fs[0].Segment), where, 1)
+	return strings.Replace(fs[0].Change, SegmentName(fs[0].Segment), where, 1)
 }
 
 func mergeFirst(fs []Finding, where string) (string, []Evidence, string) {
@@ -221,7 +209,7 @@ func mergeNoJitter(fs []Finding, where string) (string, []Evidence, string) {
 	slices.Sort(values)
 	var texts []string
 	for _, v := range values {
-		texts = append(texts, value(Ms, v).String())
+		texts = append(texts, texttab.Value(texttab.Ms, v).String())
 	}
 	return fmt.Sprintf("%.0f retries in %d segments waited one of a few exact values (%s): the backoff has no jitter",
 		n, len(fs), strings.Join(texts, ", ")), summed(fs, named("retries timed by the client")), sameChange(fs, where)
@@ -235,7 +223,7 @@ func mergeLockstep(fs []Finding, where string) (string, []Evidence, string) {
 	}
 	spread := float64(to-from) / 1e6
 	ev := []Evidence{counted("retries in the wave", n), inMs("wave start (Unix ms)", float64(from)/1e6), inMs("spread", spread)}
-	return fmt.Sprintf("%.0f retries in %d segments started within %s of each other at %s", n, len(fs), value(Ms, spread),
+	return fmt.Sprintf("%.0f retries in %d segments started within %s of each other at %s", n, len(fs), texttab.Value(texttab.Ms, spread),
 		time.Unix(0, from).UTC().Format(time.RFC3339Nano)), ev, sameChange(fs, where)
 }
 
@@ -271,9 +259,9 @@ func mergeCap(fs []Finding, where string) (string, []Evidence, string) {
 	ev := []Evidence{counted(fmt.Sprintf("requests that made attempt %d", n+1), total(fs, fmt.Sprintf("requests that made attempt %d", n+1))),
 		counted(fmt.Sprintf("most rescued per 1,000 by attempt %d", n+1), rescued), inMs(fmt.Sprintf("least p99 added by attempt %d", n+1), added)}
 	return fmt.Sprintf("attempt %d rescues at most %.0f per 1,000 requests and adds at least %s to their p99, in %d segments",
-			n+1, rescued, fmtMs(added), len(fs)), ev,
+			n+1, rescued, texttab.FormatMs(added), len(fs)), ev,
 		fmt.Sprintf("cap attempts at %d on %s because attempt %d rescues at most %.0f per 1,000 and adds at least %s of p99",
-			n, where, n+1, rescued, fmtMs(added))
+			n, where, n+1, rescued, texttab.FormatMs(added))
 }
 
 // capOf is the ceiling a cap_attempts finding advises.
@@ -297,8 +285,8 @@ func mergeFallback(fs []Finding, where string) (string, []Evidence, string) {
 	ev := []Evidence{counted("alternate-route retries", total(fs, "alternate-route retries")), shareOf("alternate-route retry success", alt),
 		counted("same-route retries", total(fs, "same-route retries")), shareOf("same-route retry success", same)}
 	return fmt.Sprintf("in %d segments, retries on another route succeeded %s of the time, retries on the same route %s",
-			len(fs), format(Share, alt), format(Share, same)), ev,
-		fmt.Sprintf("fail over sooner on %s: the fallback rescued %s vs %s on the same route", where, format(Share, alt), format(Share, same))
+			len(fs), texttab.Format(texttab.Share, alt), texttab.Format(texttab.Share, same)), ev,
+		fmt.Sprintf("fail over sooner on %s: the fallback rescued %s vs %s on the same route", where, texttab.Format(texttab.Share, alt), texttab.Format(texttab.Share, same))
 }
 
 // lockstepWaves finds retry_lockstep in every segment and makes the waves

@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"cmp"
@@ -99,8 +99,8 @@ func inMs(name string, v float64) Evidence    { return Evidence{Name: name, Valu
 func shareOf(name string, v float64) Evidence { return Evidence{Name: name, Value: v, Unit: "share"} }
 func ratioOf(name string, v float64) Evidence { return Evidence{Name: name, Value: v, Unit: "ratio"} }
 
-// findingDims are FindingDims as a segmentation.
-func findingDims() []segment.Dim {
+// FindingSegmentDims are FindingDims as a segmentation.
+func FindingSegmentDims() []segment.Dim {
 	var dims []segment.Dim
 	for _, k := range FindingDims {
 		dims = append(dims, segment.Dim{Kind: k})
@@ -108,10 +108,10 @@ func findingDims() []segment.Dim {
 	return dims
 }
 
-// findings runs every detector over res, the window's requests segmented
+// Findings runs every detector over res, the window's requests segmented
 // by FindingDims with every cohort on its own, and ranks what they find by
 // cost.
-func findings(ctx context.Context, st *store.Store, win model.Window, res *segment.Result) ([]Finding, error) {
+func Findings(ctx context.Context, st *store.Store, win model.Window, res *segment.Result) ([]Finding, error) {
 	out := []Finding{}
 	for _, d := range detectors {
 		f, err := d(ctx, st, win, &res.Workload, res.Segments)
@@ -123,13 +123,13 @@ func findings(ctx context.Context, st *store.Store, win model.Window, res *segme
 	out = groupFindings(out)
 	slices.SortStableFunc(out, func(a, b Finding) int {
 		return cmp.Or(byCost(a.Cost, b.Cost), cmp.Compare(a.Kind, b.Kind),
-			cmp.Compare(segmentName(a.Segment), segmentName(b.Segment)), cmp.Compare(a.group, b.group))
+			cmp.Compare(SegmentName(a.Segment), SegmentName(b.Segment)), cmp.Compare(a.group, b.group))
 	})
 	return out, nil
 }
 
-// segmentName is a finding's segment as text: "service=a, route=b".
-func segmentName(seg map[string]string) string {
+// SegmentName is a finding's segment as text: "service=a, route=b".
+func SegmentName(seg map[string]string) string {
 	if len(seg) == 0 {
 		return "every request"
 	}
@@ -142,9 +142,9 @@ func segmentName(seg map[string]string) string {
 	return strings.Join(parts, ", ")
 }
 
-// segmentValues is a finding's segment as its values in FindingDims
+// SegmentValues is a finding's segment as its values in FindingDims
 // order, "v1 / v2 / v3"; "(all)" for every request.
-func segmentValues(seg map[string]string) string {
+func SegmentValues(seg map[string]string) string {
 	if len(seg) == 0 {
 		return "(all)"
 	}
@@ -155,9 +155,9 @@ func segmentValues(seg map[string]string) string {
 	return strings.Join(vals, " / ")
 }
 
-// minWasted is the fewest retries a finding about wasted retries needs:
+// MinWasted is the fewest retries a finding about wasted retries needs:
 // fewer are noise, not a policy.
-const minWasted = 5
+const MinWasted = 5
 
 // clientErrorRetries finds retries after deterministic failures (400, 401,
 // 403, 404, 422, parse and schema errors ...), which no retry fixes, with
@@ -174,7 +174,7 @@ func clientErrorRetries(ctx context.Context, st *store.Store, win model.Window, 
 	var out []Finding
 	for i := range segs {
 		s := &segs[i]
-		name := segmentName(s.By)
+		name := SegmentName(s.By)
 		var wasted Cost
 		var ev, left []Evidence
 		for _, c := range byStatus[name] {
@@ -188,7 +188,7 @@ func clientErrorRetries(ctx context.Context, st *store.Store, win model.Window, 
 			wasted.Tokens += c.tokens
 			ev = append(ev, counted("retries after "+c.status, float64(c.retries)))
 		}
-		if wasted.Attempts < minWasted {
+		if wasted.Attempts < MinWasted {
 			continue
 		}
 		n := wasted.Attempts
@@ -209,7 +209,7 @@ func clientErrorRetries(ctx context.Context, st *store.Store, win model.Window, 
 // at least retryableShare of them succeeded. A deterministic failure
 // fails again on every retry.
 const (
-	retryableMinRetries = minWasted
+	retryableMinRetries = MinWasted
 	retryableShare      = 0.5
 )
 
@@ -235,54 +235,4 @@ func retryableStatuses(byStatus map[string][]statusCount) map[[2]string]bool {
 		}
 	}
 	return out
-}
-
-// findingsTable lays the findings out, most costly first; each finding's
-// evidence and change follow as notes.
-func (rep *Report) findingsTable() Table {
-	t := Table{Title: "Findings, most costly first", Labels: 3, Columns: []Column{{"rank", "#"}, {"kind", "finding"},
-		{"segment", "service / operation / route"}, {"cost_attempts", "attempts"}, {"cost_time_ms", "time"}, {"cost_tokens", "tokens"}}}
-	for i, f := range rep.Findings {
-		t.Rows = append(t.Rows, []Cell{text(fmt.Sprint(i + 1)), text(f.Kind), text(segmentsText(f)),
-			count(f.Cost.Attempts), value(Ms, f.Cost.TimeMs), count(f.Cost.Tokens)})
-		var ev []string
-		for _, e := range f.Evidence {
-			ev = append(ev, e.Name+" "+evidenceText(e))
-		}
-		t.Notes = append(t.Notes, fmt.Sprintf("%d. %s. Evidence: %s. Change: %s.%s", i+1, f.Problem, strings.Join(ev, "; "), f.Change,
-			segmentCosts(f)))
-	}
-	if len(rep.Findings) == 0 {
-		t.Notes = []string{"No finding: no retry policy here has a problem the data shows."}
-	}
-	return t
-}
-
-// evidenceText formats a figure of evidence as the tables format its
-// unit, with its interval when it has one.
-func evidenceText(e Evidence) string {
-	u := map[string]Unit{"count": Count, "ms": Ms, "share": Share, "ratio": Times, "decimal": Decimal}[e.Unit]
-	s := value(u, e.Value).String()
-	if e.CI95 != nil {
-		s += " (95% CI " + Cell{Unit: u, V: e.CI95.Lo, Hi: e.CI95.Hi, Range: true}.String() + ")"
-	}
-	return s
-}
-
-// segmentCosts lists the most costly segments of a finding of several
-// with what it costs in each: " In: a / b / c 136 attempts, 2.5 min; ...".
-func segmentCosts(f Finding) string {
-	if len(f.Segments) <= 1 {
-		return ""
-	}
-	const most = 5
-	var each []string
-	for i, s := range f.Segments {
-		if i == most && len(f.Segments) > most+1 {
-			each = append(each, fmt.Sprintf("and %d more (the JSON report lists every one)", len(f.Segments)-most))
-			break
-		}
-		each = append(each, fmt.Sprintf("%s %s attempts, %s", segmentValues(s.Segment), count(s.Cost.Attempts), value(Ms, s.Cost.TimeMs)))
-	}
-	return " In: " + strings.Join(each, "; ") + "."
 }

@@ -1,10 +1,6 @@
-package report
+package texttab
 
-import (
-	"strconv"
-
-	"github.com/retryscope/retryscope/model"
-)
+import "strconv"
 
 // Unit says what a cell holds, and so how every format writes it.
 type Unit int
@@ -41,51 +37,21 @@ type Cell struct {
 	Blank bool
 }
 
-func text(s string) Cell              { return Cell{Unit: Text, Text: s} }
-func count[T ~int | ~int64](n T) Cell { return Cell{Unit: Count, V: float64(n)} }
-func value(u Unit, v float64) Cell    { return Cell{Unit: u, V: v} }
+// Label is the text s, a cell of Unit Text.
+func Label(s string) Cell { return Cell{Unit: Text, Text: s} }
 
-// maybe is v in unit u, or a cell with nothing to show.
-func maybe(u Unit, v *float64) Cell {
+// Int is the whole number n.
+func Int[T ~int | ~int64](n T) Cell { return Cell{Unit: Count, V: float64(n)} }
+
+// Value is v in unit u.
+func Value(u Unit, v float64) Cell { return Cell{Unit: u, V: v} }
+
+// Maybe is v in unit u, or a cell with nothing to show.
+func Maybe(u Unit, v *float64) Cell {
 	if v == nil {
 		return Cell{Unit: u, Missing: true}
 	}
 	return Cell{Unit: u, V: *v}
-}
-
-// perRequest is a figure per logical request: nothing to show without
-// requests (JSON keeps its 0).
-func perRequest(u Unit, v float64, requests int) Cell {
-	if requests == 0 {
-		return Cell{Unit: u, Missing: true}
-	}
-	return Cell{Unit: u, V: v}
-}
-
-// pct is the pct-th percentile of s in unit u, or why it is missing.
-func pct(u Unit, s model.Summary, p int) Cell {
-	if v := s.Pct(p); v != nil {
-		return Cell{Unit: u, V: *v}
-	}
-	c := Cell{Unit: u, Missing: true}
-	if s.N > 0 {
-		c.MinN = model.DefaultRule.MinN(p)
-	}
-	return c
-}
-
-// ci is the bootstrap interval of the pct-th percentile of s, why it is
-// missing, or empty where no interval was computed.
-func ci(s model.Summary, p int) Cell {
-	if iv := s.CI(p); iv != nil {
-		return Cell{Unit: Ms, V: iv.Lo, Hi: iv.Hi, Range: true}
-	}
-	if s.CI95 == nil && s.Pct(p) != nil {
-		return Cell{Unit: Ms, Range: true, Missing: true, Blank: true}
-	}
-	c := pct(Ms, s, p)
-	c.Missing, c.Range = true, true
-	return c
 }
 
 // String is the cell as text, Markdown and HTML show it: the one place a
@@ -101,22 +67,23 @@ func (c Cell) String() string {
 	case c.Unit == Text:
 		return c.Text
 	case c.Range:
-		return format(c.Unit, c.V) + " – " + format(c.Unit, c.Hi)
+		return Format(c.Unit, c.V) + " – " + Format(c.Unit, c.Hi)
 	}
-	return format(c.Unit, c.V)
+	return Format(c.Unit, c.V)
 }
 
-func format(u Unit, v float64) string {
+// Format writes v in unit u, as a cell of u shows it.
+func Format(u Unit, v float64) string {
 	switch u {
 	case Count:
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	case Ms:
-		return fmtMs(v)
+		return FormatMs(v)
 	case SignedMs:
 		if v > 0 {
-			return "+" + fmtMs(v)
+			return "+" + FormatMs(v)
 		}
-		return fmtMs(v)
+		return FormatMs(v)
 	case Share:
 		return strconv.FormatFloat(100*v, 'f', 1, 64) + "%"
 	case Times:
@@ -145,10 +112,10 @@ func signed(v float64, s string) string {
 	return "+" + s
 }
 
-// fmtMs writes a duration given in ms as a person reads it, to three
+// FormatMs writes a duration given in ms as a person reads it, to three
 // significant digits: 4.51 ms, 90.2 ms, 1.23 s, 12.0 s, 3.5 min, 73 min,
 // 2.5 h.
-func fmtMs(v float64) string {
+func FormatMs(v float64) string {
 	f := func(x float64, unit string) string {
 		prec := 0
 		switch a := max(x, -x); {
@@ -177,10 +144,10 @@ func fmtMs(v float64) string {
 	return strconv.FormatFloat(v/3_600_000, 'f', 0, 64) + " h"
 }
 
-// raw is the cell as CSV holds it: the full-precision value in its base
+// Raw is the cell as CSV holds it: the full-precision value in its base
 // unit (ms, a share of 1, a ratio), the text, or empty when missing. A
 // range gives its two ends.
-func (c Cell) raw() []string {
+func (c Cell) Raw() []string {
 	if c.Range {
 		if c.Missing {
 			return []string{"", ""}
@@ -196,5 +163,5 @@ func (c Cell) raw() []string {
 	return []string{strconv.FormatFloat(c.V, 'g', -1, 64)}
 }
 
-// numeric reports whether the cell is a figure, right-aligned in tables.
-func (c Cell) numeric() bool { return c.Unit != Text }
+// Numeric reports whether the cell is a figure, right-aligned in tables.
+func (c Cell) Numeric() bool { return c.Unit != Text }

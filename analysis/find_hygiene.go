@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
 	"github.com/retryscope/retryscope/segment"
@@ -16,15 +17,15 @@ import (
 // Thresholds of the retry-hygiene findings. A finding needs enough
 // retries to be a policy rather than an accident.
 const (
-	// minGaps is the fewest self-timed retry gaps no_jitter looks at, and
+	// MinGaps is the fewest self-timed retry gaps no_jitter looks at, and
 	// fixedShare the share of them on at most three values that makes
 	// the backoff fixed.
-	minGaps    = 10
+	MinGaps    = 10
 	fixedShare = 0.8
-	// minWave is the fewest retries in 100 ms that retry_lockstep calls a
+	// MinWave is the fewest retries in 100 ms that retry_lockstep calls a
 	// wave, and waveFactor how far above the segment's mean rate per
 	// 100 ms they must be.
-	minWave    = 10
+	MinWave    = 10
 	waveFactor = 10
 )
 
@@ -33,7 +34,7 @@ const (
 // take the request again, and the client came back earlier.
 func ignoredRetryAfter(s *segment.Segment) *Finding {
 	n := s.RetryAfterIgnored
-	if n < minWasted {
+	if n < MinWasted {
 		return nil
 	}
 	return &Finding{Kind: "ignores_retry_after",
@@ -42,7 +43,7 @@ func ignoredRetryAfter(s *segment.Segment) *Finding {
 			shareOf("share of retries after a Retry-After", float64(n)/float64(s.RetryAfterRetries)),
 			inMs("time early in all", s.RetryAfterEarlyMs), inMs("time early per retry", s.RetryAfterEarlyMs/float64(n))},
 		Cost:   Cost{Attempts: n, TimeMs: s.RetryAfterIgnoredMs},
-		Change: "honour Retry-After on " + segmentName(s.By) + ": wait at least what it says before the next attempt",
+		Change: "honour Retry-After on " + SegmentName(s.By) + ": wait at least what it says before the next attempt",
 	}
 }
 
@@ -50,7 +51,7 @@ func ignoredRetryAfter(s *segment.Segment) *Finding {
 // unjittered backoff, which sends every client that failed together back
 // together.
 func noJitter(s *segment.Segment) *Finding {
-	if s.RetryGaps < minGaps || s.RetryGapFixedShare == nil || *s.RetryGapFixedShare < fixedShare {
+	if s.RetryGaps < MinGaps || s.RetryGapFixedShare == nil || *s.RetryGapFixedShare < fixedShare {
 		return nil
 	}
 	ev := []Evidence{counted("retries timed by the client", float64(s.RetryGaps)),
@@ -58,13 +59,13 @@ func noJitter(s *segment.Segment) *Finding {
 	var values []string
 	for i, v := range s.RetryGapValuesMs {
 		ev = append(ev, inMs(fmt.Sprintf("gap value %d", i+1), v))
-		values = append(values, value(Ms, v).String())
+		values = append(values, texttab.Value(texttab.Ms, v).String())
 	}
 	return &Finding{Kind: "no_jitter",
 		Problem: fmt.Sprintf("%.0f%% of %d retries waited one of %s: the backoff has no jitter",
 			*s.RetryGapFixedShare*100, s.RetryGaps, strings.Join(values, ", ")),
 		Evidence: ev, Cost: Cost{Attempts: s.RetryGaps, TimeMs: s.RetryGapsCostMs},
-		Change: "add full jitter on " + segmentName(s.By) + ": sleep a random time between 0 and the backoff",
+		Change: "add full jitter on " + SegmentName(s.By) + ": sleep a random time between 0 and the backoff",
 	}
 }
 
@@ -73,18 +74,18 @@ func noJitter(s *segment.Segment) *Finding {
 // outage that failed them all at once under a backoff without jitter.
 func retryLockstep(s *segment.Segment) *Finding {
 	p := s.RetryPeak
-	if p == nil || p.Retries < minWave || float64(p.Retries) < waveFactor*p.MeanPer100ms {
+	if p == nil || p.Retries < MinWave || float64(p.Retries) < waveFactor*p.MeanPer100ms {
 		return nil
 	}
 	at := time.Unix(0, p.StartNs).UTC()
 	return &Finding{Kind: "retry_lockstep",
 		Problem: fmt.Sprintf("%d retries started within %s of each other at %s (%.0f per second, against %.2f per 100 ms on average)",
-			p.Retries, value(Ms, p.SpreadMs), at.Format(time.RFC3339Nano), p.PerSecond, p.MeanPer100ms),
+			p.Retries, texttab.Value(texttab.Ms, p.SpreadMs), at.Format(time.RFC3339Nano), p.PerSecond, p.MeanPer100ms),
 		Evidence: []Evidence{counted("retries in the wave", float64(p.Retries)), inMs("wave start (Unix ms)", float64(p.StartNs)/1e6),
 			inMs("spread", p.SpreadMs), counted("peak retries per second", p.PerSecond), counted("mean retries per 100 ms", p.MeanPer100ms)},
 		Cost:   Cost{Attempts: p.Retries, TimeMs: p.CostMs},
 		wave:   [2]int64{p.StartNs, p.StartNs + int64(math.Round(p.SpreadMs*1e6))},
-		Change: "add full jitter on " + segmentName(s.By) + " so that retries after an outage spread out instead of arriving as one wave",
+		Change: "add full jitter on " + SegmentName(s.By) + " so that retries after an outage spread out instead of arriving as one wave",
 	}
 }
 
@@ -113,43 +114,9 @@ func clientErrorStatuses(ctx context.Context, st *store.Store, win model.Window)
 		if err := rows.Scan(&service, &operation, &c.route, &c.status, &c.retries, &c.ok, &c.ms, &c.tokens); err != nil {
 			return nil, fmt.Errorf("client error statuses: %w", err)
 		}
-		key := segmentName(map[string]string{string(segment.KindService): service,
+		key := SegmentName(map[string]string{string(segment.KindService): service,
 			string(segment.KindOperation): operation, string(segment.KindRoute): c.route})
 		out[key] = append(out[key], c)
 	}
 	return out, rows.Err()
-}
-
-// hygieneCells adds the retry-hygiene measures to a segment table row.
-func hygieneCells(r *row, m *segment.Measures) {
-	r.add("client_error_retries", "4xx retries", count(m.ClientErrorRetries))
-	r.add("client_error_retry_ms", "4xx retry time", value(Ms, m.ClientErrorRetryMs))
-	r.add("client_error_retry_tokens", "4xx retry tok", count(m.ClientErrorRetryTokens))
-	r.add("retry_after_retries", "after RA", count(m.RetryAfterRetries))
-	r.add("retry_after_ignored", "RA ignored", count(m.RetryAfterIgnored))
-	r.add("retry_after_early_ms", "early", value(Ms, m.RetryAfterEarlyMs))
-	r.add("retry_after_ignored_ms", "early retry time", value(Ms, m.RetryAfterIgnoredMs))
-	r.add("retry_gaps", "own gaps", count(m.RetryGaps))
-	r.add("retry_gap_fixed_share", "fixed", maybe(Share, m.RetryGapFixedShare))
-	p := m.RetryPeak
-	if p == nil {
-		r.add("retry_peak_retries", "peak 100ms", Cell{Unit: Count, Missing: true})
-		r.add("retry_peak_spread_ms", "spread", Cell{Unit: Ms, Missing: true})
-		r.add("retry_peak_mean_per_100ms", "mean 100ms", Cell{Unit: Number, Missing: true})
-		return
-	}
-	r.add("retry_peak_retries", "peak 100ms", count(p.Retries))
-	r.add("retry_peak_spread_ms", "spread", value(Ms, p.SpreadMs))
-	r.add("retry_peak_mean_per_100ms", "mean 100ms", value(Number, p.MeanPer100ms))
-}
-
-// hygieneGroup is the narrower table of the retry-hygiene columns.
-func hygieneGroup(by string) Group {
-	g := Group{Title: "Segments by " + by + ": retry hygiene"}
-	for _, kh := range [][2]string{{"client_error_retries", "4xx retr"}, {"retry_after_retries", "after RA"},
-		{"retry_after_ignored", "RA ign"}, {"retry_after_early_ms", "early"}, {"retry_gaps", "gaps"},
-		{"retry_gap_fixed_share", "fixed"}, {"retry_peak_retries", "peak"}, {"retry_peak_spread_ms", "spread"}} {
-		g.Keys, g.Heads = append(g.Keys, kh[0]), append(g.Heads, kh[1])
-	}
-	return g
 }

@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"slices"
@@ -16,7 +16,7 @@ import (
 
 // roundStarts returns the index of the first attempt of each of r's
 // rounds.
-func roundStarts(r *yieldRequest) []int {
+func roundStarts(r *Request) []int {
 	starts := []int{0}
 	for k := range len(r.at) - 1 {
 		if r.at[k].rejected {
@@ -29,13 +29,13 @@ func roundStarts(r *yieldRequest) []int {
 // prompted are the requests whose attempts were all read, each with the
 // index of the first attempt of each of its rounds.
 type prompted struct {
-	reqs   []*yieldRequest
+	reqs   []*Request
 	starts [][]int
 }
 
 // roundsOf returns the rounds of reqs, and whether any request was
 // prompted again after a rejected output.
-func roundsOf(reqs []*yieldRequest) (p prompted, reprompted bool) {
+func roundsOf(reqs []*Request) (p prompted, reprompted bool) {
 	for _, r := range reqs {
 		if len(r.at) != r.attempts || r.attempts == 0 {
 			continue // an attempt began before the window's read

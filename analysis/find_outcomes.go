@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 // still retrying: the loop spent the time and ended with nothing.
 func deadlineExhausted(s *segment.Segment) *Finding {
 	o := s.Outcomes
-	if o.Deadline < minWasted {
+	if o.Deadline < MinWasted {
 		return nil
 	}
 	return &Finding{Kind: "deadline_exhausted",
@@ -28,7 +28,7 @@ func deadlineExhausted(s *segment.Segment) *Finding {
 // the tokens it read and the time it spent were thrown away.
 func abandonedStreams(s *segment.Segment) *Finding {
 	n := s.AbandonedStreams
-	if n < minWasted {
+	if n < MinWasted {
 		return nil
 	}
 	return &Finding{Kind: "abandoned_streams",
@@ -51,7 +51,7 @@ const minNestedAmplification = 1.25
 // nestedRetryLoops finds requests retried by two loops one inside the
 // other, whose caps multiply.
 func nestedRetryLoops(s *segment.Segment) *Finding {
-	if s.NestedRequests < minWasted || s.AppTriesMax < 2 || s.SDKAttemptsMax < 2 {
+	if s.NestedRequests < MinWasted || s.AppTriesMax < 2 || s.SDKAttemptsMax < 2 {
 		return nil
 	}
 	worst := s.AppTriesMax * s.SDKAttemptsMax

@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"unique"
 
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/queries"
 )
@@ -82,7 +83,7 @@ type YieldRow struct {
 // cappedLatencies fills out (one per request) with the requests'
 // latencies had they been capped at n attempts, sorted: a request capped
 // ends at attempt n's end.
-func cappedLatencies(reqs []*yieldRequest, n int, out []float64) {
+func cappedLatencies(reqs []*Request, n int, out []float64) {
 	for i, r := range reqs {
 		out[i] = r.latency
 		if r.attempts > n {
@@ -123,9 +124,9 @@ func yieldArithmetic(conditional, inLoop []float64) []YieldRow {
 	return rows
 }
 
-// yieldRequest is one logical request with its attempts, as the yield
+// Request is one logical request with its attempts, as the yield
 // curve and the capacity timeline see it.
-type yieldRequest struct {
+type Request struct {
 	seg      [3]string // service, operation, route
 	startNs  int64
 	latency  float64
@@ -136,7 +137,7 @@ type yieldRequest struct {
 	at         []yieldAttempt // by ordinal − 1
 }
 
-// yieldAttempt is one attempt of a yieldRequest.
+// yieldAttempt is one attempt of a Request.
 type yieldAttempt struct {
 	startNs, endNs int64
 	endMs          float64 // end after the request's start
@@ -153,25 +154,25 @@ type loadedKey struct{}
 // loadedRequests are requests loaded for one window.
 type loadedRequests struct {
 	win  model.Window
-	reqs []*yieldRequest
+	reqs []*Request
 }
 
-// withYieldRequests returns ctx carrying reqs, the requests of win.
-func withYieldRequests(ctx context.Context, win model.Window, reqs []*yieldRequest) context.Context {
+// WithRequests returns ctx carrying reqs, the requests of win.
+func WithRequests(ctx context.Context, win model.Window, reqs []*Request) context.Context {
 	return context.WithValue(ctx, loadedKey{}, loadedRequests{win, reqs})
 }
 
 // yieldRequests returns the requests of win with their attempts: those
 // ctx carries for win, or else read from st.
-func yieldRequests(ctx context.Context, st *store.Store, win model.Window) ([]*yieldRequest, error) {
+func yieldRequests(ctx context.Context, st *store.Store, win model.Window) ([]*Request, error) {
 	if l, ok := ctx.Value(loadedKey{}).(loadedRequests); ok && l.win == win {
 		return l.reqs, nil
 	}
-	return loadYieldRequests(ctx, st, win)
+	return LoadRequests(ctx, st, win)
 }
 
-// loadYieldRequests reads the requests of win with their attempts.
-func loadYieldRequests(ctx context.Context, st *store.Store, win model.Window) ([]*yieldRequest, error) {
+// LoadRequests reads the requests of win with their attempts.
+func LoadRequests(ctx context.Context, st *store.Store, win model.Window) ([]*Request, error) {
 	lo, hi := win.Bounds()
 	from := lo
 	if from > math.MinInt64+int64(time.Hour) {
@@ -179,10 +180,10 @@ func loadYieldRequests(ctx context.Context, st *store.Store, win model.Window) (
 	}
 	// Requests and attempts are cut from blocks: at ten million spans,
 	// six slices grown per request held twice the memory.
-	var out []*yieldRequest
-	var reqs []yieldRequest
+	var out []*Request
+	var reqs []Request
 	var atts []yieldAttempt
-	var cur *yieldRequest
+	var cur *Request
 	var curID string
 	err := store.StreamChunks(ctx, st.Conn, queries.Get("yield_attempts"), []any{lo, hi, from}, yieldKinds, func(c *store.Chunk) error {
 		for i := range c.Len() {
@@ -190,7 +191,7 @@ func loadYieldRequests(ctx context.Context, st *store.Store, win model.Window) (
 			// A request's attempts come together: its id is copied once.
 			if cur == nil || !row.TextIs(0, curID) {
 				if len(reqs) == cap(reqs) {
-					reqs = make([]yieldRequest, 0, yieldBlock)
+					reqs = make([]Request, 0, yieldBlock)
 				}
 				// Room for the attempts the request counts; more grow apart.
 				n := int(row.Int(6))
@@ -200,7 +201,7 @@ func loadYieldRequests(ctx context.Context, st *store.Store, win model.Window) (
 				}
 				// The segment's values repeat across requests: one copy each.
 				seg := func(col int) string { return unique.Make(row.Text(col)).Value() }
-				reqs = append(reqs, yieldRequest{seg: [3]string{seg(1), seg(2), seg(3)},
+				reqs = append(reqs, Request{seg: [3]string{seg(1), seg(2), seg(3)},
 					startNs: row.Int(4), latency: row.Float(5), attempts: n, used: int(row.Int(7)), unfinished: row.Bool(16),
 					at: atts[len(atts) : len(atts) : len(atts)+room]})
 				atts = atts[:len(atts)+room]
@@ -230,7 +231,7 @@ var yieldKinds = []store.Kind{store.KindText, store.KindText, store.KindText, st
 	store.KindBool, store.KindBool} // rejected, unfinished
 
 // yieldCurve measures the marginal yield of reqs.
-func yieldCurve(reqs []*yieldRequest, rule model.Rule, budget YieldBudget) YieldCurve {
+func yieldCurve(reqs []*Request, rule model.Rule, budget YieldBudget) YieldCurve {
 	most := 0
 	for _, r := range reqs {
 		most = max(most, r.attempts)
@@ -266,10 +267,10 @@ func ceiling(rows []YieldRow, budget YieldBudget) (*int, string) {
 	}
 	var parts []string
 	if budget.P99Ms != nil {
-		parts = append(parts, "p99 at most "+fmtMs(*budget.P99Ms))
+		parts = append(parts, "p99 at most "+texttab.FormatMs(*budget.P99Ms))
 	}
 	if budget.Amplification != nil {
-		parts = append(parts, "amplification at most "+format(Times, *budget.Amplification))
+		parts = append(parts, "amplification at most "+texttab.Format(texttab.Times, *budget.Amplification))
 	}
 	why := "the most attempts that keep " + strings.Join(parts, " and ")
 	best := 0
@@ -287,16 +288,16 @@ func ceiling(rows []YieldRow, budget YieldBudget) (*int, string) {
 	return &best, why
 }
 
-// marginalYield measures the yield curve of the workload and of each
+// MarginalYieldOf measures the yield curve of the workload and of each
 // segment of FindingDims with at least minCohort requests and a retry.
-func marginalYield(reqs []*yieldRequest, rule model.Rule, budget YieldBudget, minCohort int) *MarginalYield {
+func MarginalYieldOf(reqs []*Request, rule model.Rule, budget YieldBudget, minCohort int) *MarginalYield {
 	my := &MarginalYield{P99BudgetMs: budget.P99Ms, AmplificationBudget: budget.Amplification,
 		Workload: yieldCurve(reqs, rule, budget), Segments: []YieldSegment{}}
 	if p, reprompted := roundsOf(reqs); reprompted {
 		my.Transport, my.Evaluator = transportCurve(p, rule, budget), evaluatorCurve(p, rule, budget)
 	}
 	for _, g := range bySegment(reqs) {
-		retried := slices.ContainsFunc(g.reqs, func(r *yieldRequest) bool { return r.attempts > 1 })
+		retried := slices.ContainsFunc(g.reqs, func(r *Request) bool { return r.attempts > 1 })
 		if len(g.reqs) < minCohort || !retried {
 			continue
 		}
@@ -308,11 +309,11 @@ func marginalYield(reqs []*yieldRequest, rule model.Rule, budget YieldBudget, mi
 // segmentRequests are the requests of one segment of FindingDims.
 type segmentRequests struct {
 	seg  map[string]string
-	reqs []*yieldRequest
+	reqs []*Request
 }
 
 // bySegment groups reqs by FindingDims, in the order of the values.
-func bySegment(reqs []*yieldRequest) []segmentRequests {
+func bySegment(reqs []*Request) []segmentRequests {
 	groups := map[[3]string]*segmentRequests{}
 	var keys [][3]string
 	for _, r := range reqs {
@@ -333,80 +334,4 @@ func bySegment(reqs []*yieldRequest) []segmentRequests {
 		out[i] = *groups[k]
 	}
 	return out
-}
-
-// yieldTable lays out the yield curves, the workload's first. Text,
-// Markdown and HTML label a segment's rows by its number (s1, s2 ...),
-// named in the notes; the table keeps the segment in full in a column
-// of its own.
-func (rep *Report) yieldTable() Table {
-	t := Table{Title: "Marginal yield: what each further attempt buys", Labels: 2, Columns: []Column{
-		{"curve", "curve"}, {"attempt", "n"}, {"reached", "reached"}, {"cleared", "cleared"},
-		{"conditional_success", "c(n)"}, {"cumulative_success", "C(n)"}, {"rescued_per_1000", "rescued/1k"},
-		{"p99_ms", "p99 cap n"}, {"added_p99_ms", "+p99"}, {"amplification", "amp cap n"}, {"ceiling", "ceiling"},
-		{"segment", "segment"}}}
-	my := rep.MarginalYield
-	budget := my.P99BudgetMs != nil || my.AmplificationBudget != nil
-	var names []string
-	add := func(label, name string, c *YieldCurve) {
-		ceil := Cell{Unit: Count, Missing: true}
-		if c.Ceiling != nil {
-			ceil = count(*c.Ceiling)
-		}
-		for _, r := range c.Rows {
-			rescued := Cell{Unit: Count, Missing: true, Blank: true}
-			if r.RescuedPer1000 != nil {
-				rescued = value(Count, *r.RescuedPer1000)
-			}
-			t.Rows = append(t.Rows, []Cell{text(label), count(r.Attempt), count(r.Reached), count(r.Cleared),
-				value(Share, r.Conditional), value(Share, r.Cumulative), rescued,
-				p99Cell(r.P99Ms, c.Requests), maybe(SignedMs, r.AddedP99Ms), value(Times, r.Amplification), ceil, text(name)})
-		}
-		if label != "all" {
-			names = append(names, label+": "+name)
-		}
-		if budget {
-			ceil := "none"
-			if c.Ceiling != nil {
-				ceil = fmt.Sprint(*c.Ceiling)
-			}
-			t.Notes = append(t.Notes, fmt.Sprintf("ceiling for %s: %s (%s).", label, ceil, c.CeilingWhy))
-		}
-	}
-	add("all", "every request", &my.Workload)
-	if my.Transport != nil {
-		add("transport", "each try of one prompt (rows count prompts)", my.Transport)
-		add("evaluator", "each prompt after a rejected output", my.Evaluator)
-	}
-	for i := range my.Segments {
-		add(fmt.Sprintf("s%d", i+1), segmentName(my.Segments[i].Segment), &my.Segments[i].YieldCurve)
-	}
-	keys := []string{"reached", "cleared", "conditional_success", "cumulative_success", "rescued_per_1000", "p99_ms",
-		"added_p99_ms", "amplification"}
-	heads := []string{"reached", "cleared", "c(n)", "C(n)", "rescued/1k", "p99 cap n", "+p99", "amp cap n"}
-	if budget {
-		keys, heads = append(keys, "ceiling"), append(heads, "ceiling")
-	}
-	t.Groups = []Group{{Title: t.Title, Keys: keys, Heads: heads}}
-	if !budget {
-		t.Notes = append(t.Notes, "No attempt ceiling: "+my.Workload.CeilingWhy+".")
-	}
-	t.Notes = append([]string{"all: every request; " + strings.Join(names, "; ") + ".",
-		"reached: requests that made attempt n; cleared: those answered by it; c(n) = cleared/reached; " +
-			"C(n): share of all requests answered by attempt n; rescued/1k: 1,000·(C(n) − C(n−1)); " +
-			"p99 cap n: p99 latency had every request stopped after attempt n (at its end, failed); +p99: what allowing attempt n adds."},
-		t.Notes...)
-	return t
-}
-
-// p99Cell is a p99 of requests, or why it is missing.
-func p99Cell(v *float64, n int) Cell {
-	if v != nil {
-		return value(Ms, *v)
-	}
-	c := Cell{Unit: Ms, Missing: true}
-	if n > 0 {
-		c.MinN = model.DefaultRule.MinN(99)
-	}
-	return c
 }

@@ -1,9 +1,11 @@
-package report
+package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,33 +15,16 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/retryscope/retryscope/baseline"
-	"github.com/retryscope/retryscope/internal/atomicfile"
-	"github.com/retryscope/retryscope/internal/crashpoint"
 	"github.com/retryscope/retryscope/internal/flagval"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/report"
 	"github.com/retryscope/retryscope/segment"
 )
 
-// The largest values of the report's number flags: beyond them a value is
-// a typo, not a setting. A cohort of a billion requests pools everything;
-// no ceiling keeps a p99 of a day or a hundred attempts per request.
-const (
-	MaxMinCohort           = 1_000_000_000
-	MaxP99Budget           = 24 * time.Hour
-	MaxAmplificationBudget = 100
-	// MaxWorkers is the most workers --workers takes.
-	MaxWorkers = 10_000_000
-)
-
-// DefaultMinCohort is --min-cohort's default: 10 requests give a median
-// (the sample rule's least for p50), so the retried requests of a day
-// stand apart by their first trigger instead of pooling into (other).
-const DefaultMinCohort = 10
-
-// Flags are the command-line flags that choose what a report shows and
-// where it is written; the report and run commands share them.
-type Flags struct {
+// reportFlags are the command-line flags that choose what a report shows
+// and where it is written; the report and run commands share them.
+type reportFlags struct {
 	format    string
 	output    string
 	baseline  string
@@ -60,12 +45,12 @@ type Flags struct {
 	sections  string
 	workers   int
 
-	opt Options
+	opt report.Options
 }
 
 // Register adds the flags; outputFlag names the flag for the output file
 // ("output" with -o for report, "report" for run).
-func (r *Flags) Register(fs *pflag.FlagSet, outputFlag string) {
+func (r *reportFlags) Register(fs *pflag.FlagSet, outputFlag string) {
 	if outputFlag == "output" {
 		fs.StringVarP(&r.output, "output", "o", "", "write the report to FILE (format from its extension: .txt .md .csv .json .html) instead of stdout")
 	} else {
@@ -80,38 +65,48 @@ func (r *Flags) Register(fs *pflag.FlagSet, outputFlag string) {
 	fs.StringVar(&r.bucket, "bucket", "1h", "width of the time dimension (e.g. 15m, 1h, 1d)")
 	fs.BoolVar(&r.ci, "ci", false, "add seeded bootstrap 95% confidence intervals to p95/p99 and added latency")
 	fs.BoolVar(&r.full, "full", false, "show every section, not a screen's worth (JSON always holds every one)")
-	fs.StringVar(&r.sections, "section", "", "show these sections, comma-separated, in this order: "+strings.Join(Sections, ", ")+"; or all")
+	fs.StringVar(&r.sections, "section", "", "show these sections, comma-separated, in this order: "+strings.Join(report.Sections, ", ")+"; or all")
 	fs.BoolVar(&r.findings, "findings", false, "print only the findings: what to change in the retry policy, most costly first")
-	fs.Var(flagval.NewInt(&r.minCohort, DefaultMinCohort, 1, MaxMinCohort), "min-cohort", "segments with fewer requests are pooled into (other)")
+	fs.Var(flagval.NewInt(&r.minCohort, report.DefaultMinCohort, 1, report.MaxMinCohort), "min-cohort", "segments with fewer requests are pooled into (other)")
 	fs.StringVar(&r.sortBy, "sort", "retried_p99", "segment order: retried_p99, amplification, requests or key")
 	fs.StringVar(&r.p99Budget, "p99-budget", "none", "p99 latency the marginal yield's attempt ceiling keeps to (e.g. 2s, 800ms), or none")
 	fs.StringVar(&r.ampBudget, "amplification-budget", "none", "attempts per request the attempt ceiling keeps to (e.g. 1.2), or none")
 	fs.StringVar(&r.taskKey, "task-key", "", "anchor-span attribute naming the task a request belongs to (default: its trace)")
-	fs.StringVar(&r.prices, "prices", "", PricesHelp)
-	fs.Var(flagval.NewInt(&r.workers, 0, 1, MaxWorkers).OrZero("an estimate"), "workers",
+	fs.StringVar(&r.prices, "prices", "", pricesHelp)
+	fs.Var(flagval.NewInt(&r.workers, 0, 1, report.MaxWorkers).OrZero("an estimate"), "workers",
 		"servers' concurrent workers the offered load λ·S is set against: utilisation λ·S/N (default: estimated from the plateau of attempts in flight)")
 }
 
-// PricesHelp is the help of --prices, which report, run and export share:
+// pricesHelp is the help of --prices, which report, run and export share:
 // the report's spend and the Parquet's are priced by the same table.
-const PricesHelp = `price table for spend: JSON {"model": {"input_per_mtok": 2.5, "output_per_mtok": 10}}, USD per 1M tokens, over the built-in list prices (default: built-in only)`
+const pricesHelp = `price table for spend: JSON {"model": {"input_per_mtok": 2.5, "output_per_mtok": 10}}, USD per 1M tokens, over the built-in list prices (default: built-in only)`
+
+// loadPrices reads the --prices file path over the built-in list prices
+// (report.ReadPrices).
+func loadPrices(path string) (model.Prices, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("prices: %w", err)
+	}
+	return report.ReadPrices(bytes.NewReader(b), path)
+}
 
 // Prices is the table spend is priced by: --prices laid over the
 // built-in list prices. Call it after Check.
-func (r *Flags) Prices() model.Prices {
+func (r *reportFlags) Prices() model.Prices {
 	if p := r.opt.Segments.Prices; p != nil {
 		return p
 	}
-	return DefaultPrices()
+	return report.DefaultPrices()
 }
 
 // Check validates the flags and resolves the format and the options.
-func (r *Flags) Check() error {
+func (r *reportFlags) Check() error {
 	if r.format == "" {
 		r.format = formatFromExtension(r.output)
 	}
-	if !slices.Contains(Formats, r.format) {
-		return fmt.Errorf("unknown --format %q (want %s)", r.format, strings.Join(Formats, ", "))
+	if !slices.Contains(report.Formats, r.format) {
+		return fmt.Errorf("unknown --format %q (want %s)", r.format, strings.Join(report.Formats, ", "))
 	}
 	if r.baseline != "all" && r.baseline != "none" && !slices.Contains(baseline.Kinds(), r.baseline) {
 		return fmt.Errorf("unknown --baseline %q (want %s, all or none)", r.baseline, strings.Join(baseline.Kinds(), ", "))
@@ -162,35 +157,41 @@ func (r *Flags) Check() error {
 	}
 	spec.TaskKey = r.taskKey
 	if r.prices != "" {
-		if spec.Prices, err = LoadPrices(r.prices); err != nil {
+		if spec.Prices, err = loadPrices(r.prices); err != nil {
 			return fmt.Errorf("--prices: %w", err)
 		}
 	}
 	r.opt.Segments, r.opt.Baseline, r.opt.FindingsOnly, r.opt.Full = spec, r.baseline, r.findings, r.full
 	r.opt.Workers = r.workers
+	r.opt.NoCharts = r.format != "html"
 	if r.sections != "" {
-		if r.opt.Sections, err = ParseSections(r.sections); err != nil {
+		if r.opt.Sections, err = report.ParseSections(r.sections); err != nil {
 			return fmt.Errorf("--section: %w", err)
 		}
 	}
-	return r.checkBudgets()
+	if err := r.checkBudgets(); err != nil {
+		return err
+	}
+	// The flags' own checks above name the flag; what they let through,
+	// the report takes.
+	return r.opt.Validate()
 }
 
 // checkBudgets reads --p99-budget and --amplification-budget.
-func (r *Flags) checkBudgets() error {
+func (r *reportFlags) checkBudgets() error {
 	b := &r.opt.YieldBudget
 	if r.p99Budget != "none" && r.p99Budget != "" {
 		d, err := model.ParseDuration(r.p99Budget)
-		if err != nil || d < time.Millisecond || d > MaxP99Budget {
-			return fmt.Errorf("--p99-budget %q: want a duration from 1ms to %s like 2s or 800ms, or none", r.p99Budget, model.FormatDuration(MaxP99Budget))
+		if err != nil || d < time.Millisecond || d > report.MaxP99Budget {
+			return fmt.Errorf("--p99-budget %q: want a duration from 1ms to %s like 2s or 800ms, or none", r.p99Budget, model.FormatDuration(report.MaxP99Budget))
 		}
 		ms := float64(d) / 1e6
 		b.P99Ms = &ms
 	}
 	if r.ampBudget != "none" && r.ampBudget != "" {
 		x, err := strconv.ParseFloat(r.ampBudget, 64)
-		if err != nil || !(x >= 1) || x > MaxAmplificationBudget {
-			return fmt.Errorf("--amplification-budget %q: want attempts per request from 1 to %d, or none", r.ampBudget, MaxAmplificationBudget)
+		if err != nil || !(x >= 1) || x > report.MaxAmplificationBudget {
+			return fmt.Errorf("--amplification-budget %q: want attempts per request from 1 to %d, or none", r.ampBudget, report.MaxAmplificationBudget)
 		}
 		b.Amplification = &x
 	}
@@ -207,10 +208,10 @@ func parseTime(s string) (time.Time, error) {
 
 // SetWindow makes the report cover w (start times, Unix ns), segments
 // included; why, unless empty, is said in the report's heading.
-func (r *Flags) SetWindow(w model.Window, why string) { r.opt.Window, r.opt.Why = w, why }
+func (r *reportFlags) SetWindow(w model.Window, why string) { r.opt.Window, r.opt.Why = w, why }
 
 // Output is the file the report goes to, "" for stdout.
-func (r *Flags) Output() string { return r.output }
+func (r *reportFlags) Output() string { return r.output }
 
 func formatFromExtension(path string) string {
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -227,65 +228,29 @@ func formatFromExtension(path string) string {
 }
 
 // Write builds the report of st, naming it source, and writes it to the
-// output file, or to stdout without one. A file is written beside its
-// name and renamed, so a reader never sees half a report.
-func (r *Flags) Write(ctx context.Context, st *store.Store, stdout io.Writer, source string, explain bool) error {
+// output file (report.WriteFile), or to stdout without one. The report is
+// built before its file is made, so a run that fails or is killed while
+// building leaves no empty file behind.
+func (r *reportFlags) Write(ctx context.Context, st *store.Store, stdout io.Writer, source string, explain bool) error {
 	r.opt.Source, r.opt.Explain = source, explain
+	rep, err := report.Build(ctx, st, r.opt)
+	if err != nil {
+		return err
+	}
 	if r.output == "" || r.output == "-" {
-		return r.render(ctx, st, stdout)
+		return report.Write(stdout, rep, r.format)
 	}
-	// The report is built before its file is made, so a run that fails
-	// or is killed while building leaves no empty file behind.
-	rep, err := r.build(ctx, st)
-	if err != nil {
-		return err
-	}
-	f, err := atomicfile.Create(r.output)
-	if err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	err = Write(f, rep, r.format)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && !f.InPlace() {
-		err = crashpoint.Hit("report.tmp")
-	}
-	if err == nil {
-		err = f.Commit()
-	}
-	if err != nil {
-		f.Abort()
-		return fmt.Errorf("write report %s: %w", r.output, err)
-	}
-	return crashpoint.Hit("report.renamed")
-}
-
-// render builds the report and writes it in the chosen format.
-func (r *Flags) render(ctx context.Context, st *store.Store, w io.Writer) error {
-	rep, err := r.build(ctx, st)
-	if err != nil {
-		return err
-	}
-	return Write(w, rep, r.format)
-}
-
-// build builds the report the flags ask for.
-func (r *Flags) build(ctx context.Context, st *store.Store) (*Report, error) {
-	r.opt.noCharts = r.format != "html"
-	return Build(ctx, st, r.opt)
+	return report.WriteFile(r.output, rep, r.format)
 }
 
 // SetWhatif adds a replay under another retry policy to the report
-// (Options.Whatif).
-func (r *Flags) SetWhatif(f func(context.Context, *store.Store, model.Window, string) (any, []Table, error)) {
-	r.opt.Whatif = f
-}
+// (report.Options.Whatif).
+func (r *reportFlags) SetWhatif(replay *report.Replay) { r.opt.Whatif = replay }
 
 // SetDataset says the store holds the union of Parquet datasets (report
 // --dataset), whose spans, files and rejections stay with the shards.
-func (r *Flags) SetDataset() { r.opt.Dataset = true }
+func (r *reportFlags) SetDataset() { r.opt.Dataset = true }
 
 // SetProgress has progress told as each step of building the report
-// begins (Options.Progress).
-func (r *Flags) SetProgress(progress func(step string, i, n int)) { r.opt.Progress = progress }
+// begins (report.Options.Progress).
+func (r *reportFlags) SetProgress(progress func(step string, i, n int)) { r.opt.Progress = progress }

@@ -6,15 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
 // lowSpace is free space under which a failure is blamed on a full disk.
 const lowSpace = 64 << 20
 
 // DiskFull says whether err says the disk is full: a system call's
-// ENOSPC, or DuckDB saying it met one.
+// ENOSPC, or a message saying so (DuckDB's, or ExplainFull's).
 func DiskFull(err error) bool {
 	if errors.Is(err, syscall.ENOSPC) {
 		return true
@@ -22,9 +20,10 @@ func DiskFull(err error) bool {
 	// DuckDB passes on the system's message, not its errno, in an error
 	// of whatever type the step that met it has (IO when writing a file,
 	// out of memory when it could not spill, transaction when a commit
-	// could not write): only the message tells a full disk apart.
-	var de *duckdb.Error
-	return errors.As(err, &de) && strings.Contains(strings.ToLower(de.Msg), "no space left on device")
+	// could not write), and ExplainFull adds the same words to a failure
+	// it blames on a full disk: no type tells a full disk apart, the whole
+	// message does.
+	return strings.Contains(strings.ToLower(err.Error()), "no space left on device")
 }
 
 // ExplainFull says "no space left on device" for a failure a full disk

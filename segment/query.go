@@ -14,8 +14,10 @@ import (
 	"github.com/retryscope/retryscope/queries"
 )
 
-// query assembles queries/segment_rows.sql. Every piece of SQL it adds is
-// a constant of this file; everything a user supplied goes in args.
+// query assembles queries/segment_rows.sql, joined to
+// segment_anchor_values.sql and segment_baselines.sql when it needs them.
+// Every other piece of SQL it adds is a constant of this file; everything
+// a user supplied goes in args.
 type query struct {
 	args []any
 	// spanCols are the anchor span's values the dimensions read (see
@@ -120,7 +122,8 @@ func (q *query) filter(f Filter) {
 func (q *query) build(spec *Spec, since, until int64, baseline bool) string {
 	q.param(since)
 	q.param(until)
-	sqlText := queries.Get("segment_rows")
+	const rows = "segment_rows"
+	sqlText := queries.Get(rows)
 	var dims strings.Builder
 	for i, d := range spec.By {
 		fmt.Fprintf(&dims, ", %s AS dim_%d", q.expr(d), i+1)
@@ -129,36 +132,36 @@ func (q *query) build(spec *Spec, since, until int64, baseline bool) string {
 		q.filter(f)
 	}
 	if spec.TaskKey != "" {
-		sqlText = fill(sqlText, "/*task*/", q.spanValue("attributes", spec.TaskKey)+",")
+		sqlText = fill(rows, sqlText, "/*task*/", q.spanValue("attributes", spec.TaskKey)+",")
 	} else {
-		sqlText = fill(sqlText, "/*task*/", "")
+		sqlText = fill(rows, sqlText, "/*task*/", "")
 	}
 	var joins []string
 	if len(q.spanCols) > 0 {
 		// The window's anchor spans are found first, by a join of narrow
 		// rows, and their values joined to the wide ones by request.
-		joins = append(joins, "LEFT JOIN (SELECT rr.request_id, "+strings.Join(q.spanCols, ", ")+
-			" FROM requests rr JOIN spans sp ON sp.trace_id = rr.trace_id AND sp.span_id = rr.span_id"+
-			" WHERE rr.start_ns >= $1 AND rr.start_ns < $2) s ON s.request_id = r.request_id")
+		const anchor = "segment_anchor_values"
+		values := fill(anchor, queries.Get(anchor), "/*values*/", strings.Join(q.spanCols, ", "))
+		joins = append(joins, "LEFT JOIN ("+values+") s ON s.request_id = r.request_id")
 	}
 	if baseline {
-		joins = append(joins, "LEFT JOIN (SELECT request_id, avg(l0_ms) AS l0_ms,"+
-			" string_agg(DISTINCT provenance, '+' ORDER BY provenance) FILTER (WHERE l0_ms IS NOT NULL) AS provenance"+
-			" FROM baselines WHERE kind = "+q.param(spec.BaselineKind)+" GROUP BY request_id) b"+
-			" ON b.request_id = r.request_id")
-		sqlText = fill(sqlText, "/*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance", "b.l0_ms, b.provenance")
+		const baselines = "segment_baselines"
+		kind := fill(baselines, queries.Get(baselines), "kind = $1", "kind = "+q.param(spec.BaselineKind))
+		joins = append(joins, "LEFT JOIN ("+kind+") b ON b.request_id = r.request_id")
+		sqlText = fill(rows, sqlText, "/*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance", "b.l0_ms, b.provenance")
 	} else {
-		sqlText = fill(sqlText, "/*baseline*/", "")
+		sqlText = fill(rows, sqlText, "/*baseline*/", "")
 	}
-	sqlText = fill(sqlText, "/*dims*/", dims.String())
-	sqlText = fill(sqlText, "/*joins*/", strings.Join(joins, "\n"))
-	return fill(sqlText, "/*where*/", strings.Join(q.whereSQL, "\n"))
+	sqlText = fill(rows, sqlText, "/*dims*/", dims.String())
+	sqlText = fill(rows, sqlText, "/*joins*/", strings.Join(joins, "\n"))
+	return fill(rows, sqlText, "/*where*/", strings.Join(q.whereSQL, "\n"))
 }
 
-// fill replaces marker, which must occur exactly once in sqlText.
-func fill(sqlText, marker, with string) string {
+// fill replaces marker, which must occur exactly once in sqlText, the
+// text of the query file name.
+func fill(name, sqlText, marker, with string) string {
 	if n := strings.Count(sqlText, marker); n != 1 {
-		panic(fmt.Sprintf("segment: segment_rows.sql has %d markers %s, want 1", n, marker))
+		panic(fmt.Sprintf("segment: %s.sql has %d markers %s, want 1", name, n, marker))
 	}
 	return strings.Replace(sqlText, marker, with, 1)
 }
@@ -286,7 +289,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	// they come rather than reserve room for all.
 	var n int64
 	if len(q.whereSQL) == 0 {
-		if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM requests WHERE start_ns >= $1 AND start_ns < $2`, since, until).Scan(&n); err != nil {
+		if err := st.Conn.QueryRowContext(ctx, queries.Get("segment_count"), since, until).Scan(&n); err != nil {
 			return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
 		}
 	}
@@ -297,10 +300,10 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	kinds := append(slices.Clone(rowKinds), slices.Repeat([]store.Kind{store.KindText}, len(spec.By))...)
 	// The rows are put in order here (byID), so DuckDB need not keep them
 	// in any: holding them back in order is what ran out of memory.
-	if _, err := st.Conn.ExecContext(ctx, `SET preserve_insertion_order = false`); err != nil {
+	if _, err := st.Conn.ExecContext(ctx, queries.Get("segment_order_off")); err != nil {
 		return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
 	}
-	defer st.Conn.ExecContext(context.WithoutCancel(ctx), `RESET preserve_insertion_order`)
+	defer st.Conn.ExecContext(context.WithoutCancel(ctx), queries.Get("segment_order_reset"))
 	err := store.StreamChunks(ctx, st.Conn, text, q.args, kinds, func(c *store.Chunk) error {
 		for i := range c.Len() {
 			r, place := readRow(c, i, nm)

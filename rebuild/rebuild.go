@@ -440,7 +440,7 @@ func readPool(ctx context.Context, st *store.Store, rows []int64) ([]*span, erro
 		return nil, err
 	}
 	pool, t := make([]*span, 0, len(rows)), texts{}
-	err = store.EachChunk(ctx, st.Conn, queries.Get("rebuild_pool"), nil, factKinds, func(c *store.Chunk) error {
+	err = store.EachChunkNamed(ctx, st.Conn, store.QueryFile("rebuild_pool"), nil, factCols[:], func(c *store.Chunk) error {
 		for i := range c.Len() {
 			pool = append(pool, readSpan(c, i, t))
 		}
@@ -457,7 +457,7 @@ func readPool(ctx context.Context, st *store.Store, rows []int64) ([]*span, erro
 func readSlice(ctx context.Context, conn *sql.Conn, k int64, t texts) ([][]*span, error) {
 	var traces [][]*span
 	var trace []*span
-	err := store.EachChunk(ctx, conn, queries.Get("rebuild_partition"), []any{k}, factKinds, func(c *store.Chunk) error {
+	err := store.EachChunkNamed(ctx, conn, store.QueryFile("rebuild_partition"), []any{k}, factCols[:], func(c *store.Chunk) error {
 		for i := range c.Len() {
 			s := readSpan(c, i, t)
 			if len(trace) > 0 && trace[0].traceID != s.traceID {

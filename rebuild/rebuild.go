@@ -350,6 +350,11 @@ func (o Options) fingerprint() string {
 	return fmt.Sprintf("rules=%d %s window=%s", RulesVersion, o.Keys.fingerprint(), o.SplitWindow)
 }
 
+// spanFactsSQL is the text of queries/rebuild_spans.sql. A test changes
+// it, to show that moving its columns changes nothing the rebuild reads
+// (swap_test.go).
+var spanFactsSQL = func() string { return queries.Get("rebuild_spans") }
+
 // readTraces extracts the span facts (rebuild_spans), then reads them back
 // slice by slice (rebuild_partition) and hands over one trace at a time,
 // telling progress (when set) how many of the spans it has handed over.
@@ -368,7 +373,7 @@ func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(do
 		return err
 	}
 	slices := max(1, (sourceSpans+factsPerSlice-1)/factsPerSlice)
-	_, err := conn.ExecContext(ctx, queries.Get("rebuild_spans"), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model, slices)
+	_, err := conn.ExecContext(ctx, spanFactsSQL(), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model, slices)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,9 @@
 --   baseline  b.l0_ms, b.provenance in place of the NULL pair
 --   task      the task attribute of the anchor span, before the trace id
 --   dims      one VARCHAR column per dimension, dim_1, dim_2, ...
---   joins     the anchor span (alias s) and the chosen baseline (alias b)
---             when a dimension or the baseline needs them
+--   joins     the anchor span (alias s, segment_anchor_values) and the
+--             chosen baseline (alias b, segment_baselines) when a
+--             dimension or the baseline needs them
 --   where     filters on named dimensions
 --
 -- Columns:

@@ -132,8 +132,7 @@ func Run(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 		return Stats{}, fmt.Errorf("clear rebuilt tables: %w", err)
 	}
 	// Every span is read, and every request is built anew.
-	_, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW rebuild_source AS SELECT * FROM spans;
-		CREATE OR REPLACE TEMP VIEW rebuild_built AS SELECT request_id FROM requests`)
+	_, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_source_all"))
 	if err != nil {
 		return Stats{}, err
 	}
@@ -154,11 +153,10 @@ func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) 
 		return Stats{}, fmt.Errorf("scope the update: %w", err)
 	}
 	var lo, hi sql.NullInt64
-	if err := st.Conn.QueryRowContext(ctx, `SELECT min(start_ns), max(start_ns) FROM requests
-		WHERE request_id IN (SELECT request_id FROM rebuild_touched)`).Scan(&lo, &hi); err != nil {
+	if err := st.Conn.QueryRowContext(ctx, queries.Get("rebuild_touched_range")).Scan(&lo, &hi); err != nil {
 		return Stats{}, err
 	}
-	if _, err := st.Conn.ExecContext(ctx, `DELETE FROM parent_cycles WHERE trace_id IN (SELECT trace_id FROM rebuild_scope)`); err != nil {
+	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_forget_cycles")); err != nil {
 		return Stats{}, err
 	}
 	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_forget")); err != nil {
@@ -169,26 +167,22 @@ func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) 
 	}
 	// The requests of the scope's traces are the ones built anew (a
 	// request's trace is its anchor's, or its first attempt's).
-	_, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW rebuild_source AS
-		SELECT * FROM spans WHERE trace_id IN (SELECT trace_id FROM rebuild_scope);
-		CREATE OR REPLACE TEMP VIEW rebuild_built AS
-		SELECT request_id FROM requests WHERE trace_id IN (SELECT trace_id FROM rebuild_scope)`)
+	_, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_source_scope"))
 	if err != nil {
 		return Stats{}, err
 	}
 	if stats, err = build(ctx, st, opt); err != nil {
 		return stats, err
 	}
-	if _, err := st.Conn.ExecContext(ctx, `DELETE FROM rebuild_pending`); err != nil {
+	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_pending_clear")); err != nil {
 		return stats, err
 	}
 	var nlo, nhi sql.NullInt64
-	if err := st.Conn.QueryRowContext(ctx, `SELECT min(start_ns), max(start_ns) FROM requests
-		WHERE trace_id IN (SELECT trace_id FROM rebuild_scope)`).Scan(&nlo, &nhi); err != nil {
+	if err := st.Conn.QueryRowContext(ctx, queries.Get("rebuild_scope_range")).Scan(&nlo, &nhi); err != nil {
 		return stats, err
 	}
 	stats.Since, stats.Until = spanOf(lo, hi, nlo, nhi)
-	err = st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM rebuild_scope`).Scan(&stats.Traces)
+	err = st.Conn.QueryRowContext(ctx, queries.Get("rebuild_scope_traces")).Scan(&stats.Traces)
 	return stats, err
 }
 
@@ -214,11 +208,11 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 		return stats, err
 	}
 	b := &builder{opt: opt, out: w, dump: dumpEnd{window: int64(opt.SplitWindow)}}
-	if err := st.Conn.QueryRowContext(ctx, `SELECT coalesce(max(end_ns), 0) FROM spans`).Scan(&b.dump.endNS); err != nil {
+	if err := st.Conn.QueryRowContext(ctx, queries.Get("rebuild_dump_end")).Scan(&b.dump.endNS); err != nil {
 		return stats, err
 	}
 	var cuts []cutLink
-	defer st.Conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS rebuild_facts; DROP TABLE IF EXISTS rebuild_pool_ids")
+	defer st.Conn.ExecContext(context.WithoutCancel(ctx), queries.Get("rebuild_drop_facts"))
 	err = readTraces(ctx, st.Conn, opt.Keys.withDefaults(), opt.Progress, func(trace []*span) error {
 		stats.Spans += len(trace)
 		cuts = append(cuts, cutCycles(trace)...)
@@ -253,12 +247,12 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 		return stats, err
 	}
 	var total Stats
-	if err := st.Conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM requests), (SELECT count(*) FROM attempts)`).Scan(&total.Requests, &total.Attempts); err != nil {
+	if err := st.Conn.QueryRowContext(ctx, queries.Get("rebuild_totals")).Scan(&total.Requests, &total.Attempts); err != nil {
 		return stats, err
 	}
 	stats.Requests, stats.Attempts = w.requests, w.attempts
 	stats.Skewed, stats.MaxSkewMs, stats.FirstTokenOutside = w.skewed, w.maxSkewMs, w.firstTokenOutside
-	_, err = st.Conn.ExecContext(ctx, `DELETE FROM rebuild_state; INSERT INTO rebuild_state VALUES ($1, $2, $3, $4, $5, $6, now())`,
+	_, err = st.Conn.ExecContext(ctx, queries.Get("rebuild_record"),
 		src.spans, src.files, src.maxFileID, opt.fingerprint(), total.Requests, total.Attempts)
 	if err != nil {
 		return stats, fmt.Errorf("record rebuild: %w", err)
@@ -302,7 +296,7 @@ func EnsureStats(ctx context.Context, st *store.Store, opt Options) (Stats, bool
 		return Stats{}, false, nil
 	}
 	var kept int64
-	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM spans WHERE file_id <= $1`, prev.maxFileID).Scan(&kept); err != nil {
+	if err := st.Conn.QueryRowContext(ctx, queries.Get("rebuild_kept"), prev.maxFileID).Scan(&kept); err != nil {
 		return Stats{}, false, err
 	}
 	if kept != prev.spans || now.maxFileID < prev.maxFileID {
@@ -323,7 +317,7 @@ type sourceState struct {
 // from; ok is false when there is none.
 func lastState(ctx context.Context, conn *sql.Conn, opt Options) (sourceState, bool, error) {
 	var s sourceState
-	err := conn.QueryRowContext(ctx, `SELECT spans, files, max_file_id FROM rebuild_state WHERE options = $1`, opt.fingerprint()).Scan(&s.spans, &s.files, &s.maxFileID)
+	err := conn.QueryRowContext(ctx, queries.Get("rebuild_last_state"), opt.fingerprint()).Scan(&s.spans, &s.files, &s.maxFileID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, false, nil
 	}
@@ -356,6 +350,11 @@ func (o Options) fingerprint() string {
 	return fmt.Sprintf("rules=%d %s window=%s", RulesVersion, o.Keys.fingerprint(), o.SplitWindow)
 }
 
+// spanFactsSQL is the text of queries/rebuild_spans.sql. A test changes
+// it, to show that moving its columns changes nothing the rebuild reads
+// (swap_test.go).
+var spanFactsSQL = func() string { return queries.Get("rebuild_spans") }
+
 // readTraces extracts the span facts (rebuild_spans), then reads them back
 // slice by slice (rebuild_partition) and hands over one trace at a time,
 // telling progress (when set) how many of the spans it has handed over.
@@ -370,16 +369,16 @@ func (o Options) fingerprint() string {
 // the table each take DuckDB's lock on the connection, one at a time.
 func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(done, total int64), each func([]*span) error) error {
 	var sourceSpans int64
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM rebuild_source").Scan(&sourceSpans); err != nil {
+	if err := conn.QueryRowContext(ctx, queries.Get("rebuild_source_count")).Scan(&sourceSpans); err != nil {
 		return err
 	}
 	slices := max(1, (sourceSpans+factsPerSlice-1)/factsPerSlice)
-	_, err := conn.ExecContext(ctx, queries.Get("rebuild_spans"), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model, slices)
+	_, err := conn.ExecContext(ctx, spanFactsSQL(), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model, slices)
 	if err != nil {
 		return err
 	}
 	var n int64
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM rebuild_facts").Scan(&n); err != nil {
+	if err := conn.QueryRowContext(ctx, queries.Get("rebuild_facts_count")).Scan(&n); err != nil {
 		return err
 	}
 	readCtx, stop := context.WithCancel(ctx)
@@ -430,7 +429,7 @@ func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(do
 // end, they took half a gigabyte at ten million spans while every slice
 // after was read beside them, with DuckDB at its limit.
 func readPool(ctx context.Context, st *store.Store, rows []int64) ([]*span, error) {
-	if _, err := st.Conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE rebuild_pool_ids (id BIGINT)`); err != nil {
+	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_pool_ids")); err != nil {
 		return nil, err
 	}
 	l, err := store.NewLoader(st, "rebuild_pool_ids", []store.Column[int64]{store.IntColumn("id", func(id int64) int64 { return id })})
@@ -446,7 +445,7 @@ func readPool(ctx context.Context, st *store.Store, rows []int64) ([]*span, erro
 		return nil, err
 	}
 	pool, t := make([]*span, 0, len(rows)), texts{}
-	err = store.EachChunk(ctx, st.Conn, queries.Get("rebuild_pool"), nil, factKinds, func(c *store.Chunk) error {
+	err = store.EachChunkNamed(ctx, st.Conn, store.QueryFile("rebuild_pool"), nil, factCols[:], func(c *store.Chunk) error {
 		for i := range c.Len() {
 			pool = append(pool, readSpan(c, i, t))
 		}
@@ -463,7 +462,7 @@ func readPool(ctx context.Context, st *store.Store, rows []int64) ([]*span, erro
 func readSlice(ctx context.Context, conn *sql.Conn, k int64, t texts) ([][]*span, error) {
 	var traces [][]*span
 	var trace []*span
-	err := store.EachChunk(ctx, conn, queries.Get("rebuild_partition"), []any{k}, factKinds, func(c *store.Chunk) error {
+	err := store.EachChunkNamed(ctx, conn, store.QueryFile("rebuild_partition"), []any{k}, factCols[:], func(c *store.Chunk) error {
 		for i := range c.Len() {
 			s := readSpan(c, i, t)
 			if len(trace) > 0 && trace[0].traceID != s.traceID {

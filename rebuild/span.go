@@ -70,45 +70,136 @@ func (s *span) opKey() string {
 	return strings.Join([]string{s.service, s.kind, s.name, s.route, s.method, s.url}, "\x00")
 }
 
-// factKinds are the columns of rebuild_partition, as readSpan reads them.
-var factKinds = []store.Kind{
-	store.KindText, store.KindText, store.KindText, store.KindBool, // trace_id, span_id, parent_span_id, parent_exported
-	store.KindText, store.KindText, store.KindText, store.KindInt, store.KindInt, // name, kind, service_name, start_ns, end_ns
-	store.KindText, store.KindText, // status_code, status_message
-	store.KindText, store.KindText, store.KindText, store.KindText, store.KindText, // route, method, url, model, gen_ai_operation
-	store.KindInt, store.KindInt, store.KindText, // http_status, grpc_status, error_type
-	store.KindText, store.KindInt, store.KindText, store.KindFloat, // request_key, retry_index, counter_kind, retry_after_s
-	store.KindBool, store.KindBool, store.KindText, store.KindInt, // rejected, has_response, trigger, first_token_ns
-	store.KindIntList, store.KindFloatList, // backoff_at_ns, backoff_ms
-	store.KindInt, store.KindInt, store.KindText, store.KindInt, store.KindIntList, // input_tokens, output_tokens, request_params, input_hash, retry_event_ns
-	store.KindInt, store.KindText, store.KindInt, store.KindInt, // server_end_ns, server_model, server_output_tokens, attempt_max
-	store.KindInt, store.KindInt, store.KindInt, // server_start_ns, conn_start_ns, conn_end_ns
-	store.KindText, store.KindFloat, store.KindBool, // exhausted_reason, deadline_ms, length_cut
-	store.KindFloat, store.KindFloat, // stated_queue_ms, server_queue_ms
-	store.KindInt, // fact_row
+// The columns of rebuild_partition and rebuild_pool that readSpan reads,
+// in its order: factCols names them, and readSpan reads the chunk's
+// column factTraceID and so on, wherever the query puts it.
+// status_message is left: only rebuild_spans reads it, for the trigger.
+const (
+	factTraceID = iota
+	factSpanID
+	factParentID
+	factParentExported
+	factName
+	factKind
+	factService
+	factStart
+	factEnd
+	factStatus
+	factRoute
+	factMethod
+	factURL
+	factModel
+	factGenAIOperation
+	factHTTPStatus
+	factGRPCStatus
+	factErrorType
+	factRequestKey
+	factRetryIndex
+	factCounterKind
+	factRetryAfterS
+	factRejected
+	factHasResponse
+	factTrigger
+	factFirstToken
+	factBackoffAt
+	factBackoffMs
+	factInputTokens
+	factOutputTokens
+	factRequestParams
+	factInputHash
+	factRetryEvents
+	factServerEnd
+	factServerModel
+	factServerOutput
+	factAttemptMax
+	factServerStart
+	factConnStart
+	factConnEnd
+	factExhaustedReason
+	factDeadlineMs
+	factLengthCut
+	factStatedQueueMs
+	factServerQueueMs
+	factRow
+	factColumns // how many
+)
+
+var factCols = [factColumns]store.Col{
+	factTraceID:         store.TextCol("trace_id"),
+	factSpanID:          store.TextCol("span_id"),
+	factParentID:        store.TextCol("parent_span_id"),
+	factParentExported:  store.BoolCol("parent_exported"),
+	factName:            store.TextCol("name"),
+	factKind:            store.TextCol("kind"),
+	factService:         store.TextCol("service_name"),
+	factStart:           store.IntCol("start_ns"),
+	factEnd:             store.IntCol("end_ns"),
+	factStatus:          store.TextCol("status_code"),
+	factRoute:           store.TextCol("route"),
+	factMethod:          store.TextCol("method"),
+	factURL:             store.TextCol("url"),
+	factModel:           store.TextCol("model"),
+	factGenAIOperation:  store.TextCol("gen_ai_operation"),
+	factHTTPStatus:      store.IntCol("http_status"),
+	factGRPCStatus:      store.IntCol("grpc_status"),
+	factErrorType:       store.TextCol("error_type"),
+	factRequestKey:      store.TextCol("request_key"),
+	factRetryIndex:      store.IntCol("retry_index"),
+	factCounterKind:     store.TextCol("counter_kind"),
+	factRetryAfterS:     store.FloatCol("retry_after_s"),
+	factRejected:        store.BoolCol("rejected"),
+	factHasResponse:     store.BoolCol("has_response"),
+	factTrigger:         store.TextCol("trigger"),
+	factFirstToken:      store.IntCol("first_token_ns"),
+	factBackoffAt:       store.IntListCol("backoff_at_ns"),
+	factBackoffMs:       store.FloatListCol("backoff_ms"),
+	factInputTokens:     store.IntCol("input_tokens"),
+	factOutputTokens:    store.IntCol("output_tokens"),
+	factRequestParams:   store.TextCol("request_params"),
+	factInputHash:       store.IntCol("input_hash"),
+	factRetryEvents:     store.IntListCol("retry_event_ns"),
+	factServerEnd:       store.IntCol("server_end_ns"),
+	factServerModel:     store.TextCol("server_model"),
+	factServerOutput:    store.IntCol("server_output_tokens"),
+	factAttemptMax:      store.IntCol("attempt_max"),
+	factServerStart:     store.IntCol("server_start_ns"),
+	factConnStart:       store.IntCol("conn_start_ns"),
+	factConnEnd:         store.IntCol("conn_end_ns"),
+	factExhaustedReason: store.TextCol("exhausted_reason"),
+	factDeadlineMs:      store.FloatCol("deadline_ms"),
+	factLengthCut:       store.BoolCol("length_cut"),
+	factStatedQueueMs:   store.FloatCol("stated_queue_ms"),
+	factServerQueueMs:   store.FloatCol("server_queue_ms"),
+	factRow:             store.IntCol("fact_row"),
 }
 
-// readSpan reads row i of a chunk of rebuild_partition. Column 10,
-// status_message, is left: only rebuild_spans reads it, for the trigger.
+// readSpan reads row i of a chunk of rebuild_partition, read as factCols.
 // The texts spans repeat come through t, one copy each.
 func readSpan(c *store.Chunk, i int, t texts) *span {
 	r := c.Row(i)
 	s := &span{
-		traceID: r.Text(0), spanID: r.Text(1), parentID: r.Text(2), parentExported: r.Bool(3),
-		name: t.of(r, 4), kind: t.of(r, 5), service: t.of(r, 6), start: r.Int(7), end: r.Int(8),
-		status: t.of(r, 9), route: t.of(r, 11), method: t.of(r, 12), url: t.of(r, 13), model: t.of(r, 14),
-		genAIOperation: t.of(r, 15), httpStatus: r.IntPtr(16), grpcStatus: r.IntPtr(17), errorType: t.of(r, 18),
-		requestKey: r.Text(19), retryIndex: r.IntPtr(20), counterKind: t.of(r, 21), retryAfterS: r.FloatPtr(22),
-		rejected: r.Bool(23), hasResponse: r.Bool(24), trigger: t.of(r, 25), firstToken: r.IntPtr(26),
-		inputTokens: r.IntPtr(29), outputTokens: r.IntPtr(30), requestParams: t.of(r, 31), inputHash: r.IntPtr(32),
-		retryEvents: r.Ints(33),
-		serverEnd:   r.IntPtr(34), serverModel: t.of(r, 35), serverOutput: r.IntPtr(36), attemptMax: r.IntPtr(37),
-		serverStart: r.IntPtr(38), connStart: r.IntPtr(39), connEnd: r.IntPtr(40),
-		exhaustedReason: t.of(r, 41), deadlineMs: r.FloatPtr(42), lengthCut: r.Bool(43),
-		statedQueueMs: r.FloatPtr(44), serverQueueMs: r.FloatPtr(45),
-		factRow: r.Int(46),
+		traceID: r.Text(factTraceID), spanID: r.Text(factSpanID), parentID: r.Text(factParentID),
+		parentExported: r.Bool(factParentExported),
+		name:           t.of(r, factName), kind: t.of(r, factKind), service: t.of(r, factService),
+		start: r.Int(factStart), end: r.Int(factEnd),
+		status: t.of(r, factStatus), route: t.of(r, factRoute), method: t.of(r, factMethod), url: t.of(r, factURL),
+		model: t.of(r, factModel), genAIOperation: t.of(r, factGenAIOperation),
+		httpStatus: r.IntPtr(factHTTPStatus), grpcStatus: r.IntPtr(factGRPCStatus), errorType: t.of(r, factErrorType),
+		requestKey: r.Text(factRequestKey), retryIndex: r.IntPtr(factRetryIndex), counterKind: t.of(r, factCounterKind),
+		retryAfterS: r.FloatPtr(factRetryAfterS),
+		rejected:    r.Bool(factRejected), hasResponse: r.Bool(factHasResponse), trigger: t.of(r, factTrigger),
+		firstToken:  r.IntPtr(factFirstToken),
+		inputTokens: r.IntPtr(factInputTokens), outputTokens: r.IntPtr(factOutputTokens),
+		requestParams: t.of(r, factRequestParams), inputHash: r.IntPtr(factInputHash),
+		retryEvents: r.Ints(factRetryEvents),
+		serverEnd:   r.IntPtr(factServerEnd), serverModel: t.of(r, factServerModel), serverOutput: r.IntPtr(factServerOutput),
+		attemptMax:  r.IntPtr(factAttemptMax),
+		serverStart: r.IntPtr(factServerStart), connStart: r.IntPtr(factConnStart), connEnd: r.IntPtr(factConnEnd),
+		exhaustedReason: t.of(r, factExhaustedReason), deadlineMs: r.FloatPtr(factDeadlineMs), lengthCut: r.Bool(factLengthCut),
+		statedQueueMs: r.FloatPtr(factStatedQueueMs), serverQueueMs: r.FloatPtr(factServerQueueMs),
+		factRow: r.Int(factRow),
 	}
-	s.backoffs = backoffIntervals(c, i, 27, 28)
+	s.backoffs = backoffIntervals(c, i, factBackoffAt, factBackoffMs)
 	// A first token before the span began or after it ended is a bad
 	// timestamp or another clock: set aside, never a negative TTFT.
 	if ft := s.firstToken; ft != nil && (*ft < s.start || *ft > s.end) {

@@ -14,8 +14,10 @@ import (
 	"github.com/retryscope/retryscope/queries"
 )
 
-// query assembles queries/segment_rows.sql. Every piece of SQL it adds is
-// a constant of this file; everything a user supplied goes in args.
+// query assembles queries/segment_rows.sql, joined to
+// segment_anchor_values.sql and segment_baselines.sql when it needs them.
+// Every other piece of SQL it adds is a constant of this file; everything
+// a user supplied goes in args.
 type query struct {
 	args []any
 	// spanCols are the anchor span's values the dimensions read (see
@@ -120,45 +122,51 @@ func (q *query) filter(f Filter) {
 func (q *query) build(spec *Spec, since, until int64, baseline bool) string {
 	q.param(since)
 	q.param(until)
-	sqlText := queries.Get("segment_rows")
+	const rows = "segment_rows"
+	sqlText := rowsSQL()
 	var dims strings.Builder
 	for i, d := range spec.By {
-		fmt.Fprintf(&dims, ", %s AS dim_%d", q.expr(d), i+1)
+		fmt.Fprintf(&dims, ", %s AS %s", q.expr(d), dimColumn(i))
 	}
 	for _, f := range spec.Where {
 		q.filter(f)
 	}
 	if spec.TaskKey != "" {
-		sqlText = fill(sqlText, "/*task*/", q.spanValue("attributes", spec.TaskKey)+",")
+		sqlText = fill(rows, sqlText, "/*task*/", q.spanValue("attributes", spec.TaskKey)+",")
 	} else {
-		sqlText = fill(sqlText, "/*task*/", "")
+		sqlText = fill(rows, sqlText, "/*task*/", "")
 	}
 	var joins []string
 	if len(q.spanCols) > 0 {
 		// The window's anchor spans are found first, by a join of narrow
 		// rows, and their values joined to the wide ones by request.
-		joins = append(joins, "LEFT JOIN (SELECT rr.request_id, "+strings.Join(q.spanCols, ", ")+
-			" FROM requests rr JOIN spans sp ON sp.trace_id = rr.trace_id AND sp.span_id = rr.span_id"+
-			" WHERE rr.start_ns >= $1 AND rr.start_ns < $2) s ON s.request_id = r.request_id")
+		const anchor = "segment_anchor_values"
+		values := fill(anchor, queries.Get(anchor), "/*values*/", strings.Join(q.spanCols, ", "))
+		joins = append(joins, "LEFT JOIN ("+values+") s ON s.request_id = r.request_id")
 	}
 	if baseline {
-		joins = append(joins, "LEFT JOIN (SELECT request_id, avg(l0_ms) AS l0_ms,"+
-			" string_agg(DISTINCT provenance, '+' ORDER BY provenance) FILTER (WHERE l0_ms IS NOT NULL) AS provenance"+
-			" FROM baselines WHERE kind = "+q.param(spec.BaselineKind)+" GROUP BY request_id) b"+
-			" ON b.request_id = r.request_id")
-		sqlText = fill(sqlText, "/*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance", "b.l0_ms, b.provenance")
+		const baselines = "segment_baselines"
+		kind := fill(baselines, queries.Get(baselines), "kind = $1", "kind = "+q.param(spec.BaselineKind))
+		joins = append(joins, "LEFT JOIN ("+kind+") b ON b.request_id = r.request_id")
+		sqlText = fill(rows, sqlText, "/*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance", "b.l0_ms, b.provenance")
 	} else {
-		sqlText = fill(sqlText, "/*baseline*/", "")
+		sqlText = fill(rows, sqlText, "/*baseline*/", "")
 	}
-	sqlText = fill(sqlText, "/*dims*/", dims.String())
-	sqlText = fill(sqlText, "/*joins*/", strings.Join(joins, "\n"))
-	return fill(sqlText, "/*where*/", strings.Join(q.whereSQL, "\n"))
+	sqlText = fill(rows, sqlText, "/*dims*/", dims.String())
+	sqlText = fill(rows, sqlText, "/*joins*/", strings.Join(joins, "\n"))
+	return fill(rows, sqlText, "/*where*/", strings.Join(q.whereSQL, "\n"))
 }
 
-// fill replaces marker, which must occur exactly once in sqlText.
-func fill(sqlText, marker, with string) string {
+// rowsSQL is the text of queries/segment_rows.sql. A test changes it, to
+// show that moving its columns changes nothing the segments read
+// (swap_test.go).
+var rowsSQL = func() string { return queries.Get("segment_rows") }
+
+// fill replaces marker, which must occur exactly once in sqlText, the
+// text of the query file name.
+func fill(name, sqlText, marker, with string) string {
 	if n := strings.Count(sqlText, marker); n != 1 {
-		panic(fmt.Sprintf("segment: segment_rows.sql has %d markers %s, want 1", n, marker))
+		panic(fmt.Sprintf("segment: %s.sql has %d markers %s, want 1", name, n, marker))
 	}
 	return strings.Replace(sqlText, marker, with, 1)
 }
@@ -286,7 +294,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	// they come rather than reserve room for all.
 	var n int64
 	if len(q.whereSQL) == 0 {
-		if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM requests WHERE start_ns >= $1 AND start_ns < $2`, since, until).Scan(&n); err != nil {
+		if err := st.Conn.QueryRowContext(ctx, queries.Get("segment_count"), since, until).Scan(&n); err != nil {
 			return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
 		}
 	}
@@ -294,18 +302,21 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	out := make([]reqRow, 0, n)
 	values := make([]name, 0, n*int64(len(spec.By)))
 	order := make([]int64, 0, n)
-	kinds := append(slices.Clone(rowKinds), slices.Repeat([]store.Kind{store.KindText}, len(spec.By))...)
+	cols := slices.Clone(rowCols[:])
+	for d := range spec.By {
+		cols = append(cols, store.TextCol(dimColumn(d)))
+	}
 	// The rows are put in order here (byID), so DuckDB need not keep them
 	// in any: holding them back in order is what ran out of memory.
-	if _, err := st.Conn.ExecContext(ctx, `SET preserve_insertion_order = false`); err != nil {
+	if _, err := st.Conn.ExecContext(ctx, queries.Get("segment_order_off")); err != nil {
 		return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
 	}
-	defer st.Conn.ExecContext(context.WithoutCancel(ctx), `RESET preserve_insertion_order`)
-	err := store.StreamChunks(ctx, st.Conn, text, q.args, kinds, func(c *store.Chunk) error {
+	defer st.Conn.ExecContext(context.WithoutCancel(ctx), queries.Get("segment_order_reset"))
+	err := store.StreamChunksNamed(ctx, st.Conn, store.SQL{Name: "segment_rows", Text: text}, q.args, cols, func(c *store.Chunk) error {
 		for i := range c.Len() {
 			r, place := readRow(c, i, nm)
 			for d := range spec.By {
-				values = append(values, nm.number(c.Row(i).TextBytes(len(rowKinds)+d)))
+				values = append(values, nm.number(c.Row(i).TextBytes(rowColumns+d)))
 			}
 			out = append(out, r)
 			order = append(order, place)
@@ -322,40 +333,147 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	return out, values, nm, nil
 }
 
-// rowKinds are the columns of segment_rows.sql before the dimensions, as
-// readRow reads them.
-var rowKinds = []store.Kind{
-	store.KindInt, store.KindFloat, store.KindInt, store.KindBool, store.KindBool, // start_ns, latency_ms, attempts, ok, stream
-	store.KindFloat, store.KindInt, store.KindFloat, store.KindFloat, store.KindFloat, // ttft_ms, duplicated_output_tokens, first_attempt_ms, second_attempt_ms, generation_ms
-	store.KindInt, store.KindFloat, store.KindFloat, store.KindInt, // duplicated_input_tokens, duplicated_attempt_ms, hidden_work_ms, hidden_output_tokens
-	store.KindInt, store.KindFloat, store.KindInt, // client_error_retries, _ms, _tokens
-	store.KindInt, store.KindInt, store.KindFloat, store.KindFloat, store.KindInt, // same_route_retries, _ok, _ms, same_route_failed_ms, _tokens
-	store.KindInt, store.KindInt, store.KindFloat, // alternate_route_retries, _ok, _ms
-	store.KindInt, store.KindInt, store.KindFloat, store.KindFloat, // retry_after_retries, _ignored, _early_ms, _ignored_ms
-	store.KindFloatList, store.KindIntList, // retry_gaps_ms, retry_starts_ns
-	store.KindText, store.KindInt, store.KindFloat, // outcome_detail, final_output_tokens, final_attempt_ms
-	store.KindInt, store.KindInt, store.KindInt, store.KindFloat, store.KindInt, // retry_loops, app_tries, sdk_attempts_max, first_token_seen_ms, task_hash
-	store.KindFloat, store.KindInt, store.KindFloat, store.KindInt, // queue_sum_ms, queue_n, connect_sum_ms, connect_n
-	store.KindFloat, store.KindInt, store.KindFloat, store.KindInt, // serve_sum_ms, serve_n, generate_sum_ms, generate_n
-	store.KindText, store.KindInt, store.KindInt, // model, input_tokens, output_tokens
-	store.KindFloat, store.KindText, // l0_ms, provenance
-	store.KindFloat, store.KindFloatList, store.KindInt, // retry_gaps_cost_ms, retry_costs_ms, request_order
+// The columns of segment_rows.sql before the dimensions that readRow
+// reads, in its order: rowCols names them, and readRow reads the chunk's
+// column rowStartNs and so on, wherever the query puts it. The
+// dimensions' columns come after them, dimColumn(0) at rowColumns.
+const (
+	rowStartNs = iota
+	rowLatency
+	rowAttempts
+	rowOK
+	rowStream
+	rowTTFT
+	rowDupTokens
+	rowFirst
+	rowSecond
+	rowGeneration
+	rowDupInput
+	rowDupMs
+	rowHiddenMs
+	rowHiddenTokens
+	rowCERetries
+	rowCEMs
+	rowCETokens
+	rowSameRetries
+	rowSameOK
+	rowSameMs
+	rowSameFailedMs
+	rowSameFailedTokens
+	rowAltRetries
+	rowAltOK
+	rowAltMs
+	rowRARetries
+	rowRAIgnored
+	rowRAEarlyMs
+	rowRAIgnoredMs
+	rowGapsMs
+	rowRetryStarts
+	rowDetail
+	rowFinalTokens
+	rowFinalMs
+	rowLoops
+	rowAppTries
+	rowSDKMax
+	rowFirstTokenSeen
+	rowTask
+	rowQueueMs
+	rowQueueN
+	rowConnectMs
+	rowConnectN
+	rowServeMs
+	rowServeN
+	rowGenerateMs
+	rowGenerateN
+	rowModel
+	rowInput
+	rowOutput
+	rowL0
+	rowProvenance
+	rowGapsCostMs
+	rowRetryCostsMs
+	rowOrder
+	rowColumns // how many
+)
+
+var rowCols = [rowColumns]store.Col{
+	rowStartNs:          store.IntCol("start_ns"),
+	rowLatency:          store.FloatCol("latency_ms"),
+	rowAttempts:         store.IntCol("attempts"),
+	rowOK:               store.BoolCol("ok"),
+	rowStream:           store.BoolCol("stream"),
+	rowTTFT:             store.FloatCol("ttft_ms"),
+	rowDupTokens:        store.IntCol("duplicated_output_tokens"),
+	rowFirst:            store.FloatCol("first_attempt_ms"),
+	rowSecond:           store.FloatCol("second_attempt_ms"),
+	rowGeneration:       store.FloatCol("generation_ms"),
+	rowDupInput:         store.IntCol("duplicated_input_tokens"),
+	rowDupMs:            store.FloatCol("duplicated_attempt_ms"),
+	rowHiddenMs:         store.FloatCol("hidden_work_ms"),
+	rowHiddenTokens:     store.IntCol("hidden_output_tokens"),
+	rowCERetries:        store.IntCol("client_error_retries"),
+	rowCEMs:             store.FloatCol("client_error_retry_ms"),
+	rowCETokens:         store.IntCol("client_error_retry_tokens"),
+	rowSameRetries:      store.IntCol("same_route_retries"),
+	rowSameOK:           store.IntCol("same_route_retry_ok"),
+	rowSameMs:           store.FloatCol("same_route_retry_ms"),
+	rowSameFailedMs:     store.FloatCol("same_route_failed_ms"),
+	rowSameFailedTokens: store.IntCol("same_route_failed_tokens"),
+	rowAltRetries:       store.IntCol("alternate_route_retries"),
+	rowAltOK:            store.IntCol("alternate_route_retry_ok"),
+	rowAltMs:            store.FloatCol("alternate_route_retry_ms"),
+	rowRARetries:        store.IntCol("retry_after_retries"),
+	rowRAIgnored:        store.IntCol("retry_after_ignored"),
+	rowRAEarlyMs:        store.FloatCol("retry_after_early_ms"),
+	rowRAIgnoredMs:      store.FloatCol("retry_after_ignored_ms"),
+	rowGapsMs:           store.FloatListCol("retry_gaps_ms"),
+	rowRetryStarts:      store.IntListCol("retry_starts_ns"),
+	rowDetail:           store.TextCol("outcome_detail"),
+	rowFinalTokens:      store.IntCol("final_output_tokens"),
+	rowFinalMs:          store.FloatCol("final_attempt_ms"),
+	rowLoops:            store.IntCol("retry_loops"),
+	rowAppTries:         store.IntCol("app_tries"),
+	rowSDKMax:           store.IntCol("sdk_attempts_max"),
+	rowFirstTokenSeen:   store.FloatCol("first_token_seen_ms"),
+	rowTask:             store.IntCol("task_hash"),
+	rowQueueMs:          store.FloatCol("queue_sum_ms"),
+	rowQueueN:           store.IntCol("queue_n"),
+	rowConnectMs:        store.FloatCol("connect_sum_ms"),
+	rowConnectN:         store.IntCol("connect_n"),
+	rowServeMs:          store.FloatCol("serve_sum_ms"),
+	rowServeN:           store.IntCol("serve_n"),
+	rowGenerateMs:       store.FloatCol("generate_sum_ms"),
+	rowGenerateN:        store.IntCol("generate_n"),
+	rowModel:            store.TextCol("model"),
+	rowInput:            store.IntCol("input_tokens"),
+	rowOutput:           store.IntCol("output_tokens"),
+	rowL0:               store.FloatCol("l0_ms"),
+	rowProvenance:       store.TextCol("provenance"),
+	rowGapsCostMs:       store.FloatCol("retry_gaps_cost_ms"),
+	rowRetryCostsMs:     store.FloatListCol("retry_costs_ms"),
+	rowOrder:            store.IntCol("request_order"),
 }
 
-// readRow reads row i of a chunk of segment_rows.sql: the request and its
-// request_order, with its texts numbered in nm. NULL numbers are zero, or
-// NaN where reqRow says unknown.
+// dimColumn is the name of segment_rows' column of dimension i (from 0).
+func dimColumn(i int) string { return "dim_" + strconv.Itoa(i+1) }
+
+// readRow reads row i of a chunk of segment_rows.sql, read as rowCols: the
+// request and its request_order, with its texts numbered in nm. NULL
+// numbers are zero, or NaN where reqRow says unknown.
 func readRow(c *store.Chunk, i int, nm *names) (reqRow, int64) {
 	row := c.Row(i)
 	num, float, nan := row.Int, row.Float, math.NaN()
-	r := reqRow{startNs: num(0), latency: float(1), attempts: int32(num(2)), ok: row.Bool(3), stream: row.Bool(4),
-		ttft: row.FloatOr(5, nan), first: row.FloatOr(7, nan), generation: row.FloatOr(9, nan)}
-	x := retryFacts{dup: num(6), second: row.FloatOr(8, nan), dupInput: num(10), dupMs: float(11), hiddenMs: float(12),
-		hiddenTokens: num(13), ceRetries: num(14), ceMs: float(15), ceTokens: num(16)}
-	x.route = routeRetries{n: [2]int64{num(17), num(22)}, ok: [2]int64{num(18), num(23)}, ms: [2]float64{float(19), float(24)},
-		failedMs: float(20), failedTokens: num(21)}
-	x.hygiene = hygieneRow{raRetries: num(25), raIgnored: num(26), raEarlyMs: float(27), raMs: float(28),
-		gapsMs: row.Floats(29), retryStarts: row.Ints(30), gapsCostMs: float(52), retryCostsMs: row.Floats(53)}
+	r := reqRow{startNs: num(rowStartNs), latency: float(rowLatency), attempts: int32(num(rowAttempts)),
+		ok: row.Bool(rowOK), stream: row.Bool(rowStream), ttft: row.FloatOr(rowTTFT, nan), first: row.FloatOr(rowFirst, nan),
+		generation: row.FloatOr(rowGeneration, nan)}
+	x := retryFacts{dup: num(rowDupTokens), second: row.FloatOr(rowSecond, nan), dupInput: num(rowDupInput),
+		dupMs: float(rowDupMs), hiddenMs: float(rowHiddenMs), hiddenTokens: num(rowHiddenTokens),
+		ceRetries: num(rowCERetries), ceMs: float(rowCEMs), ceTokens: num(rowCETokens)}
+	x.route = routeRetries{n: [2]int64{num(rowSameRetries), num(rowAltRetries)}, ok: [2]int64{num(rowSameOK), num(rowAltOK)},
+		ms: [2]float64{float(rowSameMs), float(rowAltMs)}, failedMs: float(rowSameFailedMs), failedTokens: num(rowSameFailedTokens)}
+	x.hygiene = hygieneRow{raRetries: num(rowRARetries), raIgnored: num(rowRAIgnored), raEarlyMs: float(rowRAEarlyMs),
+		raMs: float(rowRAIgnoredMs), gapsMs: row.Floats(rowGapsMs), retryStarts: row.Ints(rowRetryStarts),
+		gapsCostMs: float(rowGapsCostMs), retryCostsMs: row.Floats(rowRetryCostsMs)}
 	// Only a row that has them keeps its own: x stays on the stack, and a
 	// row of one attempt (most of them) allocates nothing for it.
 	r.more = noRetries
@@ -363,15 +481,16 @@ func readRow(c *store.Chunk, i int, nm *names) (reqRow, int64) {
 		kept := x
 		r.more = &kept
 	}
-	r.detail, r.finalTokens, r.finalMs = nm.number(row.TextBytes(31)), num(32), float(33)
-	r.loops, r.appTries, r.sdkMax = int32(num(34)), int32(num(35)), int32(num(36))
-	r.firstTokenSeen, r.task = row.FloatOr(37, nan), num(38)
-	for p := range r.phaseMs {
-		r.phaseMs[p], r.phaseN[p] = float(39+2*p), int32(num(40+2*p))
+	r.detail, r.finalTokens, r.finalMs = nm.number(row.TextBytes(rowDetail)), num(rowFinalTokens), float(rowFinalMs)
+	r.loops, r.appTries, r.sdkMax = int32(num(rowLoops)), int32(num(rowAppTries)), int32(num(rowSDKMax))
+	r.firstTokenSeen, r.task = row.FloatOr(rowFirstTokenSeen, nan), num(rowTask)
+	phases := [4][2]int{{rowQueueMs, rowQueueN}, {rowConnectMs, rowConnectN}, {rowServeMs, rowServeN}, {rowGenerateMs, rowGenerateN}}
+	for p, col := range phases {
+		r.phaseMs[p], r.phaseN[p] = float(col[0]), int32(num(col[1]))
 	}
-	r.model, r.input, r.output = nm.number(row.TextBytes(47)), num(48), num(49)
-	r.l0, r.provenance = row.FloatOr(50, nan), nm.number(row.TextBytes(51))
-	return r, num(54)
+	r.model, r.input, r.output = nm.number(row.TextBytes(rowModel)), num(rowInput), num(rowOutput)
+	r.l0, r.provenance = row.FloatOr(rowL0, nan), nm.number(row.TextBytes(rowProvenance))
+	return r, num(rowOrder)
 }
 
 // byID puts rows, and their width values each, in the order of their ids,

@@ -20,8 +20,9 @@ import (
 // up to 2048 rows at a time. Through database/sql every value is boxed in
 // an interface by the driver, then converted again by Scan: for the
 // rebuild's 40 columns a span that cost more than DuckDB's query. Like the
-// driver's, EachChunk's result is materialised, so reading it needs no
-// lock on the connection; StreamChunks' is not, for the largest results.
+// driver's, EachChunkNamed's result is materialised, so reading it needs
+// no lock on the connection; StreamChunksNamed's is not, for the largest
+// results. Readers name the columns they read (resultcols.go).
 
 // Kind is how a result column is read.
 type Kind uint8
@@ -232,38 +233,66 @@ func textBytes(s *duckString) []byte {
 
 func textOf(s *duckString) string { return string(textBytes(s)) }
 
-// EachChunk runs query on conn with args and calls each with every chunk
-// of its result, in order; kinds says how each column is read, and a
-// column of another type is an error naming it. The chunk is valid only
-// during the call. Args may be int64, int, float64, string, bool or nil.
-// The result is materialised before the first call, so conn may run other
-// statements while it is read.
+// EachChunkNamed runs q on conn with args and calls each with every chunk
+// of its result, in order. The chunk's column i is cols[i], read by its
+// name wherever q puts it; a column q lacks, has twice or of a type other
+// than its kind is an error naming q and the column. The chunk is valid
+// only during the call. Args may be int64, int, float64, string, bool or
+// nil. The result is materialised before the first call, so conn may run
+// other statements while it is read.
+func EachChunkNamed(ctx context.Context, conn *sql.Conn, q SQL, args []any, cols []Col, each func(*Chunk) error) error {
+	return eachChunkNamed(ctx, conn, q, args, cols, each, false)
+}
+
+// StreamChunksNamed is EachChunkNamed with the result streamed: DuckDB
+// works out each chunk as it is fetched, holding what its operators need
+// (a sort's rows, spilled when they pass the memory limit) but never the
+// whole result beside them. Until it returns, conn must run nothing else.
+func StreamChunksNamed(ctx context.Context, conn *sql.Conn, q SQL, args []any, cols []Col, each func(*Chunk) error) error {
+	return eachChunkNamed(ctx, conn, q, args, cols, each, true)
+}
+
+func eachChunkNamed(ctx context.Context, conn *sql.Conn, q SQL, args []any, cols []Col, each func(*Chunk) error, streamed bool) error {
+	kinds := make([]Kind, len(cols))
+	for i, c := range cols {
+		kinds[i] = c.Kind
+	}
+	columns := func(res *mapping.Result) ([]mapping.IdxT, error) { return resolve(res, cols) }
+	return eachChunk(ctx, conn, q.Name, q.Text, args, kinds, columns, each, streamed)
+}
+
+// EachChunk is EachChunkNamed for a reader that takes every column of
+// query's result by its position: kinds says how each is read. Two
+// columns of one kind swapped in the SQL are read swapped, unnoticed;
+// EachChunkNamed's readers cannot be.
 func EachChunk(ctx context.Context, conn *sql.Conn, query string, args []any, kinds []Kind, each func(*Chunk) error) error {
-	return eachChunk(ctx, conn, query, args, kinds, each, false)
+	return eachChunk(ctx, conn, "", query, args, kinds, inOrderOf(kinds), each, false)
 }
 
-// StreamChunks is EachChunk with the result streamed: DuckDB works out
-// each chunk as it is fetched, holding what its operators need (a sort's
-// rows, spilled when they pass the memory limit) but never the whole
-// result beside them. Until it returns, conn must run nothing else.
+// StreamChunks is StreamChunksNamed for a reader that takes every column
+// of query's result by its position, as EachChunk does.
 func StreamChunks(ctx context.Context, conn *sql.Conn, query string, args []any, kinds []Kind, each func(*Chunk) error) error {
-	return eachChunk(ctx, conn, query, args, kinds, each, true)
+	return eachChunk(ctx, conn, "", query, args, kinds, inOrderOf(kinds), each, true)
 }
 
-func eachChunk(ctx context.Context, conn *sql.Conn, query string, args []any, kinds []Kind, each func(*Chunk) error, streamed bool) error {
+func inOrderOf(kinds []Kind) func(*mapping.Result) ([]mapping.IdxT, error) {
+	return func(res *mapping.Result) ([]mapping.IdxT, error) { return inOrder(res, kinds) }
+}
+
+// eachChunk reads query's result as kinds, the chunk's column i from the
+// result's column columns(res)[i]. A column it cannot read is an error
+// that names the query (name, when given) and the column.
+func eachChunk(ctx context.Context, conn *sql.Conn, name, query string, args []any, kinds []Kind,
+	columns func(*mapping.Result) ([]mapping.IdxT, error), each func(*Chunk) error, streamed bool) error {
 	res, stop, err := execute(ctx, conn, query, args, streamed)
 	if err != nil {
 		return err
 	}
 	defer mapping.DestroyResult(res)
 	defer stop()
-	if n := int(mapping.ColumnCount(res)); n != len(kinds) {
-		return fmt.Errorf("query returns %d columns, read as %d", n, len(kinds))
-	}
-	for i, k := range kinds {
-		if err := checkKind(res, i, k); err != nil {
-			return err
-		}
+	order, err := columns(res)
+	if err != nil {
+		return named(name, err)
 	}
 	c := &Chunk{cols: make([]chunkCol, len(kinds))}
 	for {
@@ -286,7 +315,7 @@ func eachChunk(ctx context.Context, conn *sql.Conn, query string, args []any, ki
 			mapping.DestroyDataChunk(&dc)
 			return nil
 		}
-		err := c.load(dc, res, kinds)
+		err := named(name, c.load(dc, res, kinds, order))
 		if err == nil {
 			err = each(c)
 		}
@@ -297,15 +326,23 @@ func eachChunk(ctx context.Context, conn *sql.Conn, query string, args []any, ki
 	}
 }
 
+// named prefixes err with the query's name, when it has one.
+func named(name string, err error) error {
+	if err == nil || name == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
 // checkKind says whether column i of res can be read as k.
-func checkKind(res *mapping.Result, i int, k Kind) error {
-	t := mapping.ColumnType(res, mapping.IdxT(i))
+func checkKind(res *mapping.Result, i mapping.IdxT, k Kind) error {
+	t := mapping.ColumnType(res, i)
 	elem := t
 	if k == KindIntList || k == KindFloatList {
 		if t != mapping.TypeList {
-			return fmt.Errorf("column %s is %s, read as a %s", mapping.ColumnName(res, mapping.IdxT(i)), typeName(t), k)
+			return fmt.Errorf("column %s is %s, read as a %s", mapping.ColumnName(res, i), typeName(t), k)
 		}
-		lt := mapping.ColumnLogicalType(res, mapping.IdxT(i))
+		lt := mapping.ColumnLogicalType(res, i)
 		ct := mapping.ListTypeChildType(lt)
 		elem = mapping.GetTypeId(ct)
 		mapping.DestroyLogicalType(&ct)
@@ -323,7 +360,7 @@ func checkKind(res *mapping.Result, i int, k Kind) error {
 		ok = t == mapping.TypeBoolean
 	}
 	if !ok {
-		return fmt.Errorf("column %s is %s, read as %s", mapping.ColumnName(res, mapping.IdxT(i)), typeName(t), k)
+		return fmt.Errorf("column %s is %s, read as %s", mapping.ColumnName(res, i), typeName(t), k)
 	}
 	return nil
 }
@@ -345,16 +382,17 @@ var typeNames = map[mapping.Type]string{mapping.TypeBoolean: "BOOLEAN", mapping.
 var intTypes = map[mapping.Type]struct{}{mapping.TypeTinyInt: {}, mapping.TypeSmallInt: {},
 	mapping.TypeInteger: {}, mapping.TypeBigInt: {}, mapping.TypeUBigInt: {}, mapping.TypeHugeInt: {}}
 
-// load points c's columns at the vectors of dc.
-func (c *Chunk) load(dc mapping.DataChunk, res *mapping.Result, kinds []Kind) error {
+// load points c's columns at the vectors of dc: column i at vector
+// order[i], read as kinds[i].
+func (c *Chunk) load(dc mapping.DataChunk, res *mapping.Result, kinds []Kind, order []mapping.IdxT) error {
 	for i, k := range kinds {
-		vec := mapping.DataChunkGetVector(dc, mapping.IdxT(i))
+		vec := mapping.DataChunkGetVector(dc, order[i])
 		col := &c.cols[i]
 		col.valid = validity(vec, c.n)
 		switch k {
 		case KindInt, KindFloat:
 			if err := col.loadNumbers(vec, c.n, k); err != nil {
-				return fmt.Errorf("column %s: %w", mapping.ColumnName(res, mapping.IdxT(i)), err)
+				return fmt.Errorf("column %s: %w", mapping.ColumnName(res, order[i]), err)
 			}
 		case KindText:
 			col.texts = vectorData[duckString](vec, c.n)
@@ -373,7 +411,7 @@ func (c *Chunk) load(dc mapping.DataChunk, res *mapping.Result, kinds []Kind) er
 				elem = KindFloat
 			}
 			if err := col.child.loadNumbers(child, n, elem); err != nil {
-				return fmt.Errorf("column %s: %w", mapping.ColumnName(res, mapping.IdxT(i)), err)
+				return fmt.Errorf("column %s: %w", mapping.ColumnName(res, order[i]), err)
 			}
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
-	"github.com/retryscope/retryscope/queries"
 	"github.com/retryscope/retryscope/segment"
 )
 
@@ -102,7 +101,7 @@ type statusCount struct {
 // after a client error by that error's HTTP status.
 func clientErrorStatuses(ctx context.Context, st *store.Store, win model.Window) (map[string][]statusCount, error) {
 	lo, hi := win.Bounds()
-	rows, err := st.Conn.QueryContext(ctx, queries.Get("find_client_error_statuses"), lo, hi, segment.Unset)
+	rows, err := st.Query(ctx, "find_client_error_statuses", lo, hi, segment.Unset)
 	if err != nil {
 		return nil, fmt.Errorf("client error statuses: %w", err)
 	}

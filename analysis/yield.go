@@ -12,7 +12,6 @@ import (
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/texttab"
 	"github.com/retryscope/retryscope/model"
-	"github.com/retryscope/retryscope/queries"
 )
 
 // MarginalYield is what each further attempt buys (docs/report.md, "The JSON
@@ -185,35 +184,35 @@ func LoadRequests(ctx context.Context, st *store.Store, win model.Window) ([]*Re
 	var atts []yieldAttempt
 	var cur *Request
 	var curID string
-	err := store.StreamChunks(ctx, st.Conn, queries.Get("yield_attempts"), []any{lo, hi, from}, yieldKinds, func(c *store.Chunk) error {
+	err := st.StreamChunks(ctx, store.QueryFile("yield_attempts"), []any{lo, hi, from}, yieldCols[:], func(c *store.Chunk) error {
 		for i := range c.Len() {
 			row := c.Row(i)
 			// A request's attempts come together: its id is copied once.
-			if cur == nil || !row.TextIs(0, curID) {
+			if cur == nil || !row.TextIs(yRequestID, curID) {
 				if len(reqs) == cap(reqs) {
 					reqs = make([]Request, 0, yieldBlock)
 				}
 				// Room for the attempts the request counts; more grow apart.
-				n := int(row.Int(6))
+				n := int(row.Int(yReqAttempts))
 				room := min(max(n, 0), yieldBlock)
 				if room > cap(atts)-len(atts) {
 					atts = make([]yieldAttempt, 0, yieldBlock)
 				}
 				// The segment's values repeat across requests: one copy each.
 				seg := func(col int) string { return unique.Make(row.Text(col)).Value() }
-				reqs = append(reqs, Request{seg: [3]string{seg(1), seg(2), seg(3)},
-					startNs: row.Int(4), latency: row.Float(5), attempts: n, used: int(row.Int(7)), unfinished: row.Bool(16),
+				reqs = append(reqs, Request{seg: [3]string{seg(yService), seg(yOperation), seg(yRoute)},
+					startNs: row.Int(yReqStart), latency: row.Float(yLatency), attempts: n, used: int(row.Int(yUsedOrdinal)), unfinished: row.Bool(yUnfinished),
 					at: atts[len(atts) : len(atts) : len(atts)+room]})
 				atts = atts[:len(atts)+room]
 				cur = &reqs[len(reqs)-1]
-				curID = row.Text(0)
+				curID = row.Text(yRequestID)
 				out = append(out, cur)
 			}
-			if ordinal := row.Int(8); ordinal != int64(len(cur.at)+1) {
+			if ordinal := row.Int(yOrdinal); ordinal != int64(len(cur.at)+1) {
 				return fmt.Errorf("request %s: attempt %d follows %d", curID, ordinal, len(cur.at))
 			}
-			cur.at = append(cur.at, yieldAttempt{startNs: row.Int(9), endNs: row.Int(10),
-				endMs: row.Float(11), costMs: row.Float(12), tokens: row.Int(13), hiddenMs: row.Float(14), rejected: row.Bool(15)})
+			cur.at = append(cur.at, yieldAttempt{startNs: row.Int(yStart), endNs: row.Int(yEnd),
+				endMs: row.Float(yEndOffset), costMs: row.Float(yCost), tokens: row.Int(yTokens), hiddenMs: row.Float(yHidden), rejected: row.Bool(yRejected)})
 		}
 		return nil
 	})
@@ -223,12 +222,47 @@ func LoadRequests(ctx context.Context, st *store.Store, win model.Window) ([]*Re
 // yieldBlock is how many requests, or attempts, one block holds.
 const yieldBlock = 4096
 
-// yieldKinds are the columns of yield_attempts.
-var yieldKinds = []store.Kind{store.KindText, store.KindText, store.KindText, store.KindText, // request_id, segment
-	store.KindInt, store.KindFloat, store.KindInt, store.KindInt, // start_ns, latency_ms, attempts, used ordinal
-	store.KindInt, store.KindInt, store.KindInt, // ordinal, start_ns, end_ns
-	store.KindFloat, store.KindFloat, store.KindInt, store.KindFloat, // end_offset_ms, cost_ms, tokens, hidden_work_ms
-	store.KindBool, store.KindBool} // rejected, unfinished
+// The columns of yield_attempts, read by name, by name.
+const (
+	yRequestID = iota
+	yService
+	yOperation
+	yRoute
+	yReqStart
+	yLatency
+	yReqAttempts
+	yUsedOrdinal
+	yOrdinal
+	yStart
+	yEnd
+	yEndOffset
+	yCost
+	yTokens
+	yHidden
+	yRejected
+	yUnfinished
+	yieldColumns
+)
+
+var yieldCols = [yieldColumns]store.Col{
+	yRequestID:   store.TextCol("request_id"),
+	yService:     store.TextCol("service"),
+	yOperation:   store.TextCol("operation"),
+	yRoute:       store.TextCol("route"),
+	yReqStart:    store.IntCol("req_start_ns"),
+	yLatency:     store.FloatCol("latency_ms"),
+	yReqAttempts: store.IntCol("req_attempts"),
+	yUsedOrdinal: store.IntCol("used_ordinal"),
+	yOrdinal:     store.IntCol("ordinal"),
+	yStart:       store.IntCol("start_ns"),
+	yEnd:         store.IntCol("end_ns"),
+	yEndOffset:   store.FloatCol("end_offset_ms"),
+	yCost:        store.FloatCol("cost_ms"),
+	yTokens:      store.IntCol("tokens"),
+	yHidden:      store.FloatCol("hidden_work_ms"),
+	yRejected:    store.BoolCol("rejected"),
+	yUnfinished:  store.BoolCol("unfinished"),
+}
 
 // yieldCurve measures the marginal yield of reqs.
 func yieldCurve(reqs []*Request, rule model.Rule, budget YieldBudget) YieldCurve {

@@ -9,7 +9,6 @@ import (
 	"sort"
 
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/queries"
 )
 
 // The matched baseline pairs each retried request with the k nearest
@@ -123,10 +122,27 @@ func insertNeighbour(best []neighbour, n neighbour, k int) []neighbour {
 	return best
 }
 
-// matchInputKinds are the columns of baseline_match_input, as
-// computeMatched reads them.
-var matchInputKinds = []store.Kind{store.KindText, store.KindText, store.KindInt, store.KindFloat, // request_id, match_group, start_ns, latency_ms
-	store.KindFloat, store.KindFloat, store.KindBool} // in_log, out_log, retried
+// The columns of baseline_match_input that computeMatched reads, by name.
+const (
+	miRequestID = iota
+	miGroup
+	miStart
+	miLatency
+	miInLog
+	miOutLog
+	miRetried
+	matchInputColumns
+)
+
+var matchInputCols = [matchInputColumns]store.Col{
+	miRequestID: store.TextCol("request_id"),
+	miGroup:     store.TextCol("match_group"),
+	miStart:     store.IntCol("start_ns"),
+	miLatency:   store.FloatCol("latency_ms"),
+	miInLog:     store.FloatCol("in_log"),
+	miOutLog:    store.FloatCol("out_log"),
+	miRetried:   store.BoolCol("retried"),
+}
 
 // computeMatched reads baseline_match_input one group at a time and
 // appends a matched row to baselines for every retried request. Only the
@@ -155,17 +171,17 @@ func computeMatched(ctx context.Context, st *store.Store, opt Options, method st
 		retried, candidates = retried[:0], candidates[:0]
 	}
 	group, first := "", true
-	err := store.StreamChunks(ctx, st.Conn, queries.Get("baseline_match_input"), nil, matchInputKinds, func(c *store.Chunk) error {
+	err := st.StreamChunks(ctx, store.QueryFile("baseline_match_input"), nil, matchInputCols[:], func(c *store.Chunk) error {
 		for i := range c.Len() {
 			row := c.Row(i)
-			if first || !row.TextIs(1, group) {
+			if first || !row.TextIs(miGroup, group) {
 				flush()
-				group, first = row.Text(1), false
+				group, first = row.Text(miGroup), false
 			}
-			r := &matchRow{start: row.Int(2), latency: row.Float(3),
-				inLog: row.FloatOr(4, math.NaN()), outLog: row.FloatOr(5, math.NaN())}
-			if row.Bool(6) {
-				r.id = row.Text(0)
+			r := &matchRow{start: row.Int(miStart), latency: row.Float(miLatency),
+				inLog: row.FloatOr(miInLog, math.NaN()), outLog: row.FloatOr(miOutLog, math.NaN())}
+			if row.Bool(miRetried) {
+				r.id = row.Text(miRequestID)
 				retried = append(retried, r)
 			} else {
 				candidates = append(candidates, r)

@@ -30,16 +30,18 @@ WITH used AS (
     GROUP BY request_id
 )
 SELECT r.request_id,
-       coalesce(r.service, '(unset)'), coalesce(r.operation, '(unset)'), coalesce(r.route, '(unset)'),
-       r.start_ns, r.latency_ms, r.attempts,
-       CASE WHEN r.outcome = 'ok' THEN u.used_ordinal END,
+       coalesce(r.service, '(unset)') AS service,
+       coalesce(r.operation, '(unset)') AS operation,
+       coalesce(r.route, '(unset)') AS route,
+       r.start_ns AS req_start_ns, r.latency_ms, r.attempts AS req_attempts,
+       CASE WHEN r.outcome = 'ok' THEN u.used_ordinal END AS used_ordinal,
        a.ordinal, a.start_ns, a.end_ns,
-       (a.end_ns - r.start_ns) / 1e6,
-       a.elapsed_ms + greatest(coalesce(a.gap_before_ms, 0), 0),
-       coalesce(a.input_tokens, 0) + coalesce(a.output_tokens, 0),
-       coalesce(a.hidden_work_ms, 0),
-       coalesce(a.trigger = 'rejected_output', false),
-       coalesce(r.outcome_detail = 'unfinished', false)
+       (a.end_ns - r.start_ns) / 1e6 AS end_offset_ms,
+       a.elapsed_ms + greatest(coalesce(a.gap_before_ms, 0), 0) AS cost_ms,
+       coalesce(a.input_tokens, 0) + coalesce(a.output_tokens, 0) AS tokens,
+       coalesce(a.hidden_work_ms, 0) AS hidden_work_ms,
+       coalesce(a.trigger = 'rejected_output', false) AS rejected,
+       coalesce(r.outcome_detail = 'unfinished', false) AS unfinished
 FROM requests r
 JOIN attempts a ON a.request_id = r.request_id
 LEFT JOIN used u ON u.request_id = r.request_id

@@ -127,7 +127,7 @@ func corpusTruth(t *testing.T, path string) (model.Counts, func(retried bool) []
 // those of retried requests.
 func requestLatencies(t *testing.T, st *store.Store, retried bool) []float64 {
 	t.Helper()
-	rows, err := st.Conn.QueryContext(context.Background(),
+	rows, err := st.QueryText(context.Background(),
 		`SELECT latency_ms FROM requests WHERE attempts > 1 OR NOT $1 ORDER BY latency_ms`, retried)
 	if err != nil {
 		t.Fatal(err)

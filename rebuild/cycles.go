@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/retryscope/retryscope/internal/store"
-	"github.com/retryscope/retryscope/queries"
 )
 
 // cutCycles breaks every loop of parent links in a trace (A's parent B,
@@ -56,7 +55,7 @@ type cutLink struct{ traceID, spanID, parentID string }
 // recordCuts adds the cut links to parent_cycles.
 func recordCuts(ctx context.Context, st *store.Store, cuts []cutLink) error {
 	for _, c := range cuts {
-		if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_cycle"), c.traceID, c.spanID, c.parentID); err != nil {
+		if _, err := st.Exec(ctx, "rebuild_cycle", c.traceID, c.spanID, c.parentID); err != nil {
 			return err
 		}
 	}

@@ -114,7 +114,7 @@ func FuzzRebuild(f *testing.F) {
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, q := range []string{`DELETE FROM spans`, `DELETE FROM ingest_files`, `DELETE FROM ingest_errors`} {
-			if _, err := st.Conn.ExecContext(ctx, q); err != nil {
+			if _, err := st.ExecText(ctx, q); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -21,7 +21,7 @@ import (
 // outcomeDetails reads outcome_detail by request.
 func outcomeDetails(t *testing.T, st *store.Store) map[string]string {
 	t.Helper()
-	rows, err := st.Conn.QueryContext(context.Background(), `SELECT request_id, coalesce(outcome_detail, '') FROM requests`)
+	rows, err := st.QueryText(context.Background(), `SELECT request_id, coalesce(outcome_detail, '') FROM requests`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestMigrationAddsNewColumns(t *testing.T) {
 	if err := rebuild.Rebuild(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Conn.ExecContext(ctx, `ALTER TABLE requests DROP COLUMN outcome_detail;
+	if _, err := st.ExecText(ctx, `ALTER TABLE requests DROP COLUMN outcome_detail;
 		ALTER TABLE attempts DROP COLUMN queue_ms; ALTER TABLE attempts DROP COLUMN connect_ms;
 		ALTER TABLE attempts DROP COLUMN serve_ms; ALTER TABLE attempts DROP COLUMN generate_ms;
 		UPDATE schema_version SET version = 3`); err != nil {

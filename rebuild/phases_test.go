@@ -32,7 +32,7 @@ func TestAttemptPhases(t *testing.T) {
 			served[a.Span] = a.ServerEndNs != 0
 		}
 	}
-	rows, err := st.Conn.QueryContext(context.Background(), `SELECT trace_id || ':' || span_id, name, elapsed_ms, ttft_ms,
+	rows, err := st.QueryText(context.Background(), `SELECT trace_id || ':' || span_id, name, elapsed_ms, ttft_ms,
 		queue_ms, connect_ms, serve_ms, generate_ms FROM attempts`)
 	if err != nil {
 		t.Fatal(err)

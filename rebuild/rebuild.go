@@ -128,11 +128,11 @@ func Run(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 	if opt.SplitWindow <= 0 {
 		opt.SplitWindow = DefaultSplitWindow
 	}
-	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_clear")); err != nil {
+	if _, err := st.Exec(ctx, "rebuild_clear"); err != nil {
 		return Stats{}, fmt.Errorf("clear rebuilt tables: %w", err)
 	}
 	// Every span is read, and every request is built anew.
-	_, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_source_all"))
+	_, err := st.Exec(ctx, "rebuild_source_all")
 	if err != nil {
 		return Stats{}, err
 	}
@@ -153,13 +153,13 @@ func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) 
 		return Stats{}, fmt.Errorf("scope the update: %w", err)
 	}
 	var lo, hi sql.NullInt64
-	if err := st.Conn.QueryRowContext(ctx, queries.Get("rebuild_touched_range")).Scan(&lo, &hi); err != nil {
+	if err := st.QueryRow(ctx, "rebuild_touched_range").Scan(&lo, &hi); err != nil {
 		return Stats{}, err
 	}
-	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_forget_cycles")); err != nil {
+	if _, err := st.Exec(ctx, "rebuild_forget_cycles"); err != nil {
 		return Stats{}, err
 	}
-	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_forget")); err != nil {
+	if _, err := st.Exec(ctx, "rebuild_forget"); err != nil {
 		return Stats{}, fmt.Errorf("drop the requests to rebuild: %w", err)
 	}
 	if err := crashpoint.Hit("rebuild.cleared"); err != nil {
@@ -167,22 +167,22 @@ func update(ctx context.Context, st *store.Store, opt Options, sinceFile int64) 
 	}
 	// The requests of the scope's traces are the ones built anew (a
 	// request's trace is its anchor's, or its first attempt's).
-	_, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_source_scope"))
+	_, err := st.Exec(ctx, "rebuild_source_scope")
 	if err != nil {
 		return Stats{}, err
 	}
 	if stats, err = build(ctx, st, opt); err != nil {
 		return stats, err
 	}
-	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_pending_clear")); err != nil {
+	if _, err := st.Exec(ctx, "rebuild_pending_clear"); err != nil {
 		return stats, err
 	}
 	var nlo, nhi sql.NullInt64
-	if err := st.Conn.QueryRowContext(ctx, queries.Get("rebuild_scope_range")).Scan(&nlo, &nhi); err != nil {
+	if err := st.QueryRow(ctx, "rebuild_scope_range").Scan(&nlo, &nhi); err != nil {
 		return stats, err
 	}
 	stats.Since, stats.Until = spanOf(lo, hi, nlo, nhi)
-	err = st.Conn.QueryRowContext(ctx, queries.Get("rebuild_scope_traces")).Scan(&stats.Traces)
+	err = st.QueryRow(ctx, "rebuild_scope_traces").Scan(&stats.Traces)
 	return stats, err
 }
 
@@ -208,12 +208,12 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 		return stats, err
 	}
 	b := &builder{opt: opt, out: w, dump: dumpEnd{window: int64(opt.SplitWindow)}}
-	if err := st.Conn.QueryRowContext(ctx, queries.Get("rebuild_dump_end")).Scan(&b.dump.endNS); err != nil {
+	if err := st.QueryRow(ctx, "rebuild_dump_end").Scan(&b.dump.endNS); err != nil {
 		return stats, err
 	}
 	var cuts []cutLink
-	defer st.Conn.ExecContext(context.WithoutCancel(ctx), queries.Get("rebuild_drop_facts"))
-	err = readTraces(ctx, st.Conn, opt.Keys.withDefaults(), opt.Progress, func(trace []*span) error {
+	defer st.Exec(context.WithoutCancel(ctx), "rebuild_drop_facts")
+	err = readTraces(ctx, st, opt.Keys.withDefaults(), opt.Progress, func(trace []*span) error {
 		stats.Spans += len(trace)
 		cuts = append(cuts, cutCycles(trace)...)
 		return b.trace(trace)
@@ -242,17 +242,17 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 		return stats, err
 	}
 	stats.Cycles = len(cuts)
-	src, err := sourceCounts(ctx, st.Conn)
+	src, err := sourceCounts(ctx, st)
 	if err != nil {
 		return stats, err
 	}
 	var total Stats
-	if err := st.Conn.QueryRowContext(ctx, queries.Get("rebuild_totals")).Scan(&total.Requests, &total.Attempts); err != nil {
+	if err := st.QueryRow(ctx, "rebuild_totals").Scan(&total.Requests, &total.Attempts); err != nil {
 		return stats, err
 	}
 	stats.Requests, stats.Attempts = w.requests, w.attempts
 	stats.Skewed, stats.MaxSkewMs, stats.FirstTokenOutside = w.skewed, w.maxSkewMs, w.firstTokenOutside
-	_, err = st.Conn.ExecContext(ctx, queries.Get("rebuild_record"),
+	_, err = st.Exec(ctx, "rebuild_record",
 		src.spans, src.files, src.maxFileID, opt.fingerprint(), total.Requests, total.Attempts)
 	if err != nil {
 		return stats, fmt.Errorf("record rebuild: %w", err)
@@ -276,7 +276,7 @@ func EnsureStats(ctx context.Context, st *store.Store, opt Options) (Stats, bool
 	if opt.SplitWindow <= 0 {
 		opt.SplitWindow = DefaultSplitWindow
 	}
-	prev, ok, err := lastState(ctx, st.Conn, opt)
+	prev, ok, err := lastState(ctx, st, opt)
 	if err != nil {
 		return Stats{}, false, err
 	}
@@ -284,7 +284,7 @@ func EnsureStats(ctx context.Context, st *store.Store, opt Options) (Stats, bool
 		stats, err := Run(ctx, st, opt)
 		return stats, err == nil, err
 	}
-	now, err := sourceCounts(ctx, st.Conn)
+	now, err := sourceCounts(ctx, st)
 	if err != nil {
 		return Stats{}, false, err
 	}
@@ -296,7 +296,7 @@ func EnsureStats(ctx context.Context, st *store.Store, opt Options) (Stats, bool
 		return Stats{}, false, nil
 	}
 	var kept int64
-	if err := st.Conn.QueryRowContext(ctx, queries.Get("rebuild_kept"), prev.maxFileID).Scan(&kept); err != nil {
+	if err := st.QueryRow(ctx, "rebuild_kept", prev.maxFileID).Scan(&kept); err != nil {
 		return Stats{}, false, err
 	}
 	if kept != prev.spans || now.maxFileID < prev.maxFileID {
@@ -315,18 +315,18 @@ type sourceState struct {
 
 // lastState returns what the last rebuild with these options was built
 // from; ok is false when there is none.
-func lastState(ctx context.Context, conn *sql.Conn, opt Options) (sourceState, bool, error) {
+func lastState(ctx context.Context, st *store.Store, opt Options) (sourceState, bool, error) {
 	var s sourceState
-	err := conn.QueryRowContext(ctx, queries.Get("rebuild_last_state"), opt.fingerprint()).Scan(&s.spans, &s.files, &s.maxFileID)
+	err := st.QueryRow(ctx, "rebuild_last_state", opt.fingerprint()).Scan(&s.spans, &s.files, &s.maxFileID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, false, nil
 	}
 	return s, err == nil, err
 }
 
-func sourceCounts(ctx context.Context, conn *sql.Conn) (sourceState, error) {
+func sourceCounts(ctx context.Context, st *store.Store) (sourceState, error) {
 	var s sourceState
-	err := conn.QueryRowContext(ctx, queries.Get("rebuild_state")).Scan(&s.spans, &s.files, &s.maxFileID)
+	err := st.QueryRow(ctx, "rebuild_state").Scan(&s.spans, &s.files, &s.maxFileID)
 	if err != nil {
 		err = fmt.Errorf("count spans: %w", err)
 	}
@@ -367,18 +367,18 @@ var spanFactsSQL = func() string { return queries.Get("rebuild_spans") }
 // slice order. The driver materialises each query result, so reading rows
 // needs no lock on the connection; a query and an appender's flush into
 // the table each take DuckDB's lock on the connection, one at a time.
-func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(done, total int64), each func([]*span) error) error {
+func readTraces(ctx context.Context, st *store.Store, keys Keys, progress func(done, total int64), each func([]*span) error) error {
 	var sourceSpans int64
-	if err := conn.QueryRowContext(ctx, queries.Get("rebuild_source_count")).Scan(&sourceSpans); err != nil {
+	if err := st.QueryRow(ctx, "rebuild_source_count").Scan(&sourceSpans); err != nil {
 		return err
 	}
 	slices := max(1, (sourceSpans+factsPerSlice-1)/factsPerSlice)
-	_, err := conn.ExecContext(ctx, spanFactsSQL(), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model, slices)
+	_, err := st.ExecSQL(ctx, store.SQL{Name: "rebuild_spans", Text: spanFactsSQL()}, keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model, slices)
 	if err != nil {
 		return err
 	}
 	var n int64
-	if err := conn.QueryRowContext(ctx, queries.Get("rebuild_facts_count")).Scan(&n); err != nil {
+	if err := st.QueryRow(ctx, "rebuild_facts_count").Scan(&n); err != nil {
 		return err
 	}
 	readCtx, stop := context.WithCancel(ctx)
@@ -389,7 +389,7 @@ func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(do
 		defer close(read)
 		t := texts{}
 		for k := range slices {
-			traces, err := readSlice(readCtx, conn, k, t)
+			traces, err := readSlice(readCtx, st, k, t)
 			if err == nil {
 				select {
 				case read <- traces:
@@ -429,7 +429,7 @@ func readTraces(ctx context.Context, conn *sql.Conn, keys Keys, progress func(do
 // end, they took half a gigabyte at ten million spans while every slice
 // after was read beside them, with DuckDB at its limit.
 func readPool(ctx context.Context, st *store.Store, rows []int64) ([]*span, error) {
-	if _, err := st.Conn.ExecContext(ctx, queries.Get("rebuild_pool_ids")); err != nil {
+	if _, err := st.Exec(ctx, "rebuild_pool_ids"); err != nil {
 		return nil, err
 	}
 	l, err := store.NewLoader(st, "rebuild_pool_ids", []store.Column[int64]{store.IntColumn("id", func(id int64) int64 { return id })})
@@ -445,7 +445,7 @@ func readPool(ctx context.Context, st *store.Store, rows []int64) ([]*span, erro
 		return nil, err
 	}
 	pool, t := make([]*span, 0, len(rows)), texts{}
-	err = store.EachChunkNamed(ctx, st.Conn, store.QueryFile("rebuild_pool"), nil, factCols[:], func(c *store.Chunk) error {
+	err = st.EachChunk(ctx, store.QueryFile("rebuild_pool"), nil, factCols[:], func(c *store.Chunk) error {
 		for i := range c.Len() {
 			pool = append(pool, readSpan(c, i, t))
 		}
@@ -459,10 +459,10 @@ func readPool(ctx context.Context, st *store.Store, rows []int64) ([]*span, erro
 
 // readSlice reads slice k of the span facts, trace by trace, the texts
 // spans repeat through t.
-func readSlice(ctx context.Context, conn *sql.Conn, k int64, t texts) ([][]*span, error) {
+func readSlice(ctx context.Context, st *store.Store, k int64, t texts) ([][]*span, error) {
 	var traces [][]*span
 	var trace []*span
-	err := store.EachChunkNamed(ctx, conn, store.QueryFile("rebuild_partition"), []any{k}, factCols[:], func(c *store.Chunk) error {
+	err := st.EachChunk(ctx, store.QueryFile("rebuild_partition"), []any{k}, factCols[:], func(c *store.Chunk) error {
 		for i := range c.Len() {
 			s := readSpan(c, i, t)
 			if len(trace) > 0 && trace[0].traceID != s.traceID {

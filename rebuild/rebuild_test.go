@@ -44,7 +44,7 @@ func generated(t *testing.T, cfg gen.Config) (*store.Store, gen.Truth) {
 
 func loadRequests(t *testing.T, st *store.Store) map[string]*rebuilt {
 	t.Helper()
-	rows, err := st.Conn.QueryContext(context.Background(), `
+	rows, err := st.QueryText(context.Background(), `
 		SELECT request_id, linkage, attempts, layers, outcome, latency_ms, t_failed_ms, t_final_ms, gap_ms,
 		       backoff_ms, overhead_ms, ttft_ms, generation_ms, residual_ms, triggers, duplicated_output_tokens,
 		       output_tokens, input_tokens, hidden_work_ms, hidden_output_tokens, coalesce(route, ''), coalesce(final_route, ''),

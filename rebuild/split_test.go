@@ -10,7 +10,6 @@ import (
 	"github.com/retryscope/retryscope/internal/gen"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
-	"github.com/retryscope/retryscope/queries"
 )
 
 // splitFigures are the workload figures the cross-trace joiner decides,
@@ -31,20 +30,20 @@ func rebuiltFigures(t *testing.T, st *store.Store) splitFigures {
 	ctx := context.Background()
 	var f splitFigures
 	c := &f.counts
-	err := st.Conn.QueryRowContext(ctx, `SELECT count(*), sum(attempts), count(*) FILTER (WHERE attempts > 1),
+	err := st.QueryRowText(ctx, `SELECT count(*), sum(attempts), count(*) FILTER (WHERE attempts > 1),
 		count(*) FILTER (WHERE attempts > 1 AND outcome = 'ok'), count(*) FILTER (WHERE outcome = 'error') FROM requests`).
 		Scan(&c.Requests, &c.Attempts, &c.Retried, &c.RetriedOK, &c.Failed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var s model.CountShifts
-	err = st.Conn.QueryRowContext(ctx, queries.Get("report_ranges"), int64(math.MinInt64), int64(math.MaxInt64)).Scan(
+	err = st.QueryRow(ctx, "report_ranges", int64(math.MinInt64), int64(math.MaxInt64)).Scan(
 		&s.Down.Requests, &s.Down.Retried, &s.Down.RetriedOK, &s.Down.Failed, &s.Up.Requests, &s.Up.Retried, &s.Up.RetriedOK, &s.Up.Failed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.ranges = s.Ranges(f.counts)
-	rows, err := st.Conn.QueryContext(ctx, `SELECT latency_ms FROM requests WHERE attempts > 1 ORDER BY latency_ms`)
+	rows, err := st.QueryText(ctx, `SELECT latency_ms FROM requests WHERE attempts > 1 ORDER BY latency_ms`)
 	if err != nil {
 		t.Fatal(err)
 	}

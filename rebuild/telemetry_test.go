@@ -140,7 +140,7 @@ func TestOlderRulesRederive(t *testing.T) {
 		t.Fatalf("a database just derived: rebuilt %v (%v), want it fresh", did, err)
 	}
 	// What older rules left: another version, and rows they derived.
-	if _, err := st.Conn.ExecContext(ctx, `UPDATE rebuild_state SET options = regexp_replace(options, '^rules=\d+', 'rules=0');
+	if _, err := st.ExecText(ctx, `UPDATE rebuild_state SET options = regexp_replace(options, '^rules=\d+', 'rules=0');
 		UPDATE requests SET linkage = 'older-rules'`); err != nil {
 		t.Fatal(err)
 	}

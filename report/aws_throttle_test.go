@@ -49,7 +49,7 @@ func TestAWSThrottlingFixture(t *testing.T) {
 		}
 	}
 	details := map[string]string{}
-	rows, err := st.Conn.QueryContext(ctx, `SELECT request_id, coalesce(outcome_detail, '') FROM requests`)
+	rows, err := st.QueryText(ctx, `SELECT request_id, coalesce(outcome_detail, '') FROM requests`)
 	if err != nil {
 		t.Fatal(err)
 	}

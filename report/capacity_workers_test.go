@@ -125,13 +125,13 @@ func TestCapacityUnfinished(t *testing.T) {
 	if c := buildWith(t, st, 0).Capacity; c.UnfinishedRequests != 0 || c.UnfinishedWorkMs != 0 {
 		t.Fatalf("%d unfinished requests (%v ms) before any is marked", c.UnfinishedRequests, c.UnfinishedWorkMs)
 	}
-	if _, err := st.Conn.ExecContext(ctx, `UPDATE requests SET outcome_detail = 'unfinished' WHERE request_id IN
+	if _, err := st.ExecText(ctx, `UPDATE requests SET outcome_detail = 'unfinished' WHERE request_id IN
 		(SELECT request_id FROM requests WHERE outcome = 'error' ORDER BY request_id LIMIT 3)`); err != nil {
 		t.Fatal(err)
 	}
 	var n int
 	var ms float64
-	if err := st.Conn.QueryRowContext(ctx, `SELECT count(DISTINCT r.request_id), sum(a.end_ns - a.start_ns) / 1e6
+	if err := st.QueryRowText(ctx, `SELECT count(DISTINCT r.request_id), sum(a.end_ns - a.start_ns) / 1e6
 		FROM requests r JOIN attempts a USING (request_id) WHERE r.outcome_detail = 'unfinished'`).Scan(&n, &ms); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
-	"github.com/retryscope/retryscope/queries"
 	"github.com/retryscope/retryscope/segment"
 	"github.com/retryscope/retryscope/whatif"
 )
@@ -299,7 +298,7 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("findings: %w", err)
 	}
 	i := &rep.Ingest
-	if err := st.Conn.QueryRowContext(ctx, queries.Get("report_ingest")).Scan(&i.Files, &i.SpansRead, &i.Spans, &i.Rejected); err != nil {
+	if err := st.QueryRow(ctx, "report_ingest").Scan(&i.Files, &i.SpansRead, &i.Spans, &i.Rejected); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	if opt.Whatif != nil && !opt.FindingsOnly {
@@ -326,11 +325,11 @@ func (rep *Report) workloadExtras(ctx context.Context, st *store.Store, win mode
 	w := &rep.Workload
 	w.Percentiles = model.PercentileDefinition
 	var err error
-	if w.AmplificationByLayers, err = layers(ctx, st.Conn, lo, hi); err != nil {
+	if w.AmplificationByLayers, err = layers(ctx, st, lo, hi); err != nil {
 		return fmt.Errorf("layers: %w", err)
 	}
 	w.Triggers = []TriggerRow{}
-	err = eachRow(ctx, st.Conn, "report_triggers", []any{lo, hi, from}, func(rows *sql.Rows) error {
+	err = st.EachRow(ctx, "report_triggers", []any{lo, hi, from}, func(rows *sql.Rows) error {
 		var r TriggerRow
 		err := rows.Scan(&r.Trigger, &r.Attempts)
 		w.Triggers = append(w.Triggers, r)
@@ -340,7 +339,7 @@ func (rep *Report) workloadExtras(ctx context.Context, st *store.Store, win mode
 		return fmt.Errorf("triggers: %w", err)
 	}
 	rep.Linkage = []LinkageRow{}
-	err = eachRow(ctx, st.Conn, "report_linkage", []any{lo, hi}, func(rows *sql.Rows) error {
+	err = st.EachRow(ctx, "report_linkage", []any{lo, hi}, func(rows *sql.Rows) error {
 		var r LinkageRow
 		err := rows.Scan(&r.Linkage, &r.Requests, &r.Attempts, &r.Retried, &r.Inferred, &r.Example)
 		if w.LogicalRequests > 0 {
@@ -354,7 +353,7 @@ func (rep *Report) workloadExtras(ctx context.Context, st *store.Store, win mode
 	}
 	var shifts model.CountShifts
 	d, u := &shifts.Down, &shifts.Up
-	err = st.Conn.QueryRowContext(ctx, queries.Get("report_ranges"), lo, hi).Scan(&d.Requests, &d.Retried, &d.RetriedOK, &d.Failed,
+	err = st.QueryRow(ctx, "report_ranges", lo, hi).Scan(&d.Requests, &d.Retried, &d.RetriedOK, &d.Failed,
 		&u.Requests, &u.Retried, &u.RetriedOK, &u.Failed)
 	if err != nil {
 		return fmt.Errorf("ranges: %w", err)
@@ -365,25 +364,11 @@ func (rep *Report) workloadExtras(ctx context.Context, st *store.Store, win mode
 	return nil
 }
 
-func eachRow(ctx context.Context, conn *sql.Conn, query string, args []any, each func(*sql.Rows) error) error {
-	rows, err := conn.QueryContext(ctx, queries.Get(query), args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := each(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
-
 // layers turns tries per layer into multipliers per depth of nesting.
-func layers(ctx context.Context, conn *sql.Conn, lo, hi int64) ([]LayerRow, error) {
+func layers(ctx context.Context, st *store.Store, lo, hi int64) ([]LayerRow, error) {
 	out := []LayerRow{}
 	var prev int64
-	err := eachRow(ctx, conn, "report_layers", []any{lo, hi}, func(rows *sql.Rows) error {
+	err := st.EachRow(ctx, "report_layers", []any{lo, hi}, func(rows *sql.Rows) error {
 		var depth, layer int
 		var requests, tries int64
 		if err := rows.Scan(&depth, &requests, &layer, &tries); err != nil {

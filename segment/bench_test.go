@@ -22,7 +22,7 @@ func benchStore(b *testing.B) *store.Store {
 	st := newStore(b)
 	ctx := context.Background()
 	exec := func(q string) {
-		if _, err := st.Conn.ExecContext(ctx, q); err != nil {
+		if _, err := st.ExecText(ctx, q); err != nil {
 			b.Fatalf("%s: %v", q, err)
 		}
 	}

@@ -29,7 +29,7 @@ func TestGeneratedTraces(t *testing.T) {
 		attempts int64
 		retried  []float64
 	}
-	rows, err := st.Conn.QueryContext(ctx, `SELECT coalesce(model, '(unset)'), coalesce(route, '(unset)'),
+	rows, err := st.QueryText(ctx, `SELECT coalesce(model, '(unset)'), coalesce(route, '(unset)'),
 		attempts, latency_ms FROM requests ORDER BY request_id`)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestSingleAttemptShortcut(t *testing.T) {
 	// Not vacuous: requests of one attempt, with the figures the shortcut
 	// computes for itself (phases, first tokens, tokens, final attempts).
 	var single, phases, firstTokens, tokens, notFinal int
-	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE a.serve_ms IS NOT NULL),
+	if err := st.QueryRowText(ctx, `SELECT count(*), count(*) FILTER (WHERE a.serve_ms IS NOT NULL),
 		count(*) FILTER (WHERE a.ttft_ms IS NOT NULL), count(*) FILTER (WHERE a.input_tokens > 0),
 		count(*) FILTER (WHERE NOT a.is_final)
 		FROM requests r JOIN attempts a USING (request_id) WHERE r.attempts = 1`).Scan(&single, &phases, &firstTokens, &tokens, &notFinal); err != nil {
@@ -146,7 +146,7 @@ func TestSingleAttemptShortcut(t *testing.T) {
 	}
 	for _, pair := range [][2]string{{shortcut, aggregated}, {aggregated, shortcut}} {
 		var n int
-		if err := st.Conn.QueryRowContext(ctx, "SELECT count(*) FROM (("+pair[0]+") EXCEPT ALL ("+pair[1]+"))", q.args...).Scan(&n); err != nil {
+		if err := st.QueryRowText(ctx, "SELECT count(*) FROM (("+pair[0]+") EXCEPT ALL ("+pair[1]+"))", q.args...).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n != 0 {

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	duckdb "github.com/duckdb/duckdb-go/v2"
-
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/queries"
@@ -36,7 +34,7 @@ type fakeRequest struct {
 func newStore(t testing.TB) *store.Store {
 	t.Helper()
 	st := testkit.Open(t)
-	if _, err := st.Conn.ExecContext(context.Background(), queries.Get("rebuild_clear")); err != nil {
+	if _, err := st.ExecText(context.Background(), queries.Get("rebuild_clear")); err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -63,7 +61,7 @@ func insertRequests(t testing.TB, st *store.Store, reqs []fakeRequest) {
 	ctx := context.Background()
 	exec := func(q string) {
 		t.Helper()
-		if _, err := st.Conn.ExecContext(ctx, q); err != nil {
+		if _, err := st.ExecText(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
@@ -71,12 +69,9 @@ func insertRequests(t testing.TB, st *store.Store, reqs []fakeRequest) {
 		model VARCHAR, route VARCHAR, final_route VARCHAR, stream BOOLEAN, start_ns BIGINT,
 		latency DOUBLE, attempts INTEGER, ok BOOLEAN, trigger VARCHAR, ttft DOUBLE,
 		in_tokens BIGINT, out_tokens BIGINT, dup BIGINT, first DOUBLE, second DOUBLE)`)
-	var app *duckdb.Appender
-	err := st.Conn.Raw(func(dc any) error {
-		var err error
-		app, err = duckdb.NewAppender(dc.(driver.Conn), "temp", "main", "fake_requests")
-		return err
-	})
+	app, err := st.NewAppender("temp", "fake_requests", []string{"id", "service", "operation", "model", "route",
+		"final_route", "stream", "start_ns", "latency", "attempts", "ok", "trigger", "ttft",
+		"in_tokens", "out_tokens", "dup", "first", "second"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +116,7 @@ func insertRequests(t testing.TB, st *store.Store, reqs []fakeRequest) {
 func insertSelect(t testing.TB, st *store.Store, table string, exprs map[string]string, from string) {
 	t.Helper()
 	ctx := context.Background()
-	rows, err := st.Conn.QueryContext(ctx, `SELECT column_name, data_type, is_nullable FROM duckdb_columns()
+	rows, err := st.QueryText(ctx, `SELECT column_name, data_type, is_nullable FROM duckdb_columns()
 		WHERE table_name = $1 AND schema_name = 'main' ORDER BY column_index`, table)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +145,7 @@ func insertSelect(t testing.TB, st *store.Store, table string, exprs map[string]
 	}
 	rows.Close()
 	q := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") SELECT " + strings.Join(values, ", ") + " FROM " + from
-	if _, err := st.Conn.ExecContext(ctx, q); err != nil {
+	if _, err := st.ExecText(ctx, q); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 }
@@ -159,7 +154,7 @@ func insertSelect(t testing.TB, st *store.Store, table string, exprs map[string]
 // attribute and one resource attribute (skipped when the key is empty).
 func insertAnchorSpan(t testing.TB, st *store.Store, id, attrKey, attrValue, resKey, resValue string) {
 	t.Helper()
-	_, err := st.Conn.ExecContext(context.Background(), `INSERT INTO spans
+	_, err := st.ExecText(context.Background(), `INSERT INTO spans
 		(trace_id, span_id, name, start_ns, end_ns, duration_ns, attributes, resource_attributes, file_id)
 		VALUES ($1, $2, 'anchor', 0, 1, 1,
 		  map_from_entries(CASE WHEN $3 = '' THEN [] ELSE [{'k': $3, 'v': $4}] END),

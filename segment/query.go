@@ -294,7 +294,7 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	// they come rather than reserve room for all.
 	var n int64
 	if len(q.whereSQL) == 0 {
-		if err := st.Conn.QueryRowContext(ctx, queries.Get("segment_count"), since, until).Scan(&n); err != nil {
+		if err := st.QueryRow(ctx, "segment_count", since, until).Scan(&n); err != nil {
 			return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
 		}
 	}
@@ -308,11 +308,11 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 	}
 	// The rows are put in order here (byID), so DuckDB need not keep them
 	// in any: holding them back in order is what ran out of memory.
-	if _, err := st.Conn.ExecContext(ctx, queries.Get("segment_order_off")); err != nil {
+	if _, err := st.Exec(ctx, "segment_order_off"); err != nil {
 		return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
 	}
-	defer st.Conn.ExecContext(context.WithoutCancel(ctx), queries.Get("segment_order_reset"))
-	err := store.StreamChunksNamed(ctx, st.Conn, store.SQL{Name: "segment_rows", Text: text}, q.args, cols, func(c *store.Chunk) error {
+	defer st.Exec(context.WithoutCancel(ctx), "segment_order_reset")
+	err := st.StreamChunks(ctx, store.SQL{Name: "segment_rows", Text: text}, q.args, cols, func(c *store.Chunk) error {
 		for i := range c.Len() {
 			r, place := readRow(c, i, nm)
 			for d := range spec.By {

@@ -389,7 +389,7 @@ func TestBaselineAddedLatency(t *testing.T) {
 		 FROM requests WHERE attempts > 1 AND request_id < 'b035'
 		 UNION ALL SELECT request_id, 'healthy', latency_ms, 500, 'modeled', 'test', NULL FROM requests`,
 	} {
-		if _, err := st.Conn.ExecContext(ctx, q); err != nil {
+		if _, err := st.ExecText(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}

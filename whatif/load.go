@@ -69,7 +69,7 @@ func load(ctx context.Context, st *store.Store, taskKey string, window model.Win
 		text = strings.NewReplacer("/*task:", "", ":task*/", "").Replace(text)
 		args = append(args, taskKey)
 	}
-	rows, err := st.Conn.QueryContext(ctx, text, args...)
+	rows, err := st.QuerySQL(ctx, store.SQL{Name: "whatif_attempts", Text: text}, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read attempts: %w", err)
 	}

@@ -137,7 +137,7 @@ func mixedRequests(t *testing.T, db string) map[string]mixedRequest {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	rows, err := st.Conn.QueryContext(ctx, `
+	rows, err := st.QueryText(ctx, `
 		SELECT r.request_id, r.linkage,
 		       coalesce((SELECT string_agg(a.trace_id || ':' || a.span_id, ',' ORDER BY a.trace_id, a.span_id)
 		                 FROM attempts a WHERE a.request_id = r.request_id), '')

@@ -195,7 +195,7 @@ func nightlyDumpTables(t testing.TB, db string) map[string]string {
 func nightlyReadParquet(t testing.TB, dir string) map[string]string {
 	t.Helper()
 	st := testkit.Open(t)
-	if _, err := st.Conn.ExecContext(context.Background(), `SET TimeZone = 'UTC'`); err != nil {
+	if _, err := st.ExecText(context.Background(), `SET TimeZone = 'UTC'`); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
@@ -689,13 +689,13 @@ func TestParquetTypes(t *testing.T) {
 
 	st := testkit.Open(t)
 	ctx := context.Background()
-	if _, err := st.Conn.ExecContext(ctx, `SET TimeZone = 'UTC'`); err != nil {
+	if _, err := st.ExecText(ctx, `SET TimeZone = 'UTC'`); err != nil {
 		t.Fatal(err)
 	}
 	glob := func(table string) string { return filepath.Join(pq, table, "*", "*.parquet") }
 	types := func(table string) map[string]string {
 		t.Helper()
-		rows, err := st.Conn.QueryContext(ctx, `SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet($1, hive_partitioning = true))`, glob(table))
+		rows, err := st.QueryText(ctx, `SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet($1, hive_partitioning = true))`, glob(table))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,13 +20,29 @@ func (s *Store) Exec(ctx context.Context, name string, args ...any) (int64, erro
 
 // Query runs the query of the queries/ file name.
 func (s *Store) Query(ctx context.Context, name string, args ...any) (*sql.Rows, error) {
-	return s.Conn.QueryContext(ctx, queries.Get(name), args...)
+	return s.conn.QueryContext(ctx, queries.Get(name), args...)
 }
 
 // QueryRow runs the query of the queries/ file name, which yields at most
 // one row.
 func (s *Store) QueryRow(ctx context.Context, name string, args ...any) *sql.Row {
-	return s.Conn.QueryRowContext(ctx, queries.Get(name), args...)
+	return s.conn.QueryRowContext(ctx, queries.Get(name), args...)
+}
+
+// EachRow runs the query of the queries/ file name and calls each with
+// every row of its result, in order, stopping at the first error.
+func (s *Store) EachRow(ctx context.Context, name string, args []any, each func(*sql.Rows) error) error {
+	rows, err := s.Query(ctx, name, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // Strings runs the query of the queries/ file name, which yields one
@@ -59,7 +75,7 @@ func (s *Store) ExecScript(ctx context.Context, name string, args ...any) error 
 		if strings.Contains(stmt, "$1") {
 			a = args
 		}
-		if _, err := s.Conn.ExecContext(ctx, stmt, a...); err != nil {
+		if _, err := s.conn.ExecContext(ctx, stmt, a...); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
@@ -68,23 +84,36 @@ func (s *Store) ExecScript(ctx context.Context, name string, args ...any) error 
 
 // execText runs SQL text and returns the number of rows it affected.
 func (s *Store) execText(ctx context.Context, text string, args ...any) (int64, error) {
-	res, err := s.Conn.ExecContext(ctx, text, args...)
+	res, err := s.conn.ExecContext(ctx, text, args...)
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
 }
 
+// ExecSQL runs q, the text of a queries/ file that its caller adapted (a
+// test's variant, a clause switched on), and returns the number of rows
+// it affected.
+func (s *Store) ExecSQL(ctx context.Context, q SQL, args ...any) (int64, error) {
+	return s.execText(ctx, q.Text, args...)
+}
+
+// QuerySQL runs q, the text of a queries/ file that its caller adapted, as
+// ExecSQL does, for a query.
+func (s *Store) QuerySQL(ctx context.Context, q SQL, args ...any) (*sql.Rows, error) {
+	return s.conn.QueryContext(ctx, q.Text, args...)
+}
+
 // QueryText runs SQL text that is no file of queries/: a test's own query
 // (internal/testkit), never the product's, which runs named files.
 func (s *Store) QueryText(ctx context.Context, text string, args ...any) (*sql.Rows, error) {
-	return s.Conn.QueryContext(ctx, text, args...)
+	return s.conn.QueryContext(ctx, text, args...)
 }
 
 // QueryRowText runs SQL text that is no file of queries/, as QueryText
 // does, for a query that yields at most one row.
 func (s *Store) QueryRowText(ctx context.Context, text string, args ...any) *sql.Row {
-	return s.Conn.QueryRowContext(ctx, text, args...)
+	return s.conn.QueryRowContext(ctx, text, args...)
 }
 
 // ExecText runs SQL text that is no file of queries/ and returns the

@@ -137,7 +137,7 @@ func (s *Store) registerStaged(ctx context.Context) error {
 		return err
 	}
 	name := fmt.Sprintf("%s_%d", stagedFunctionName, stagedFunctions.Add(1))
-	err := duckdb.RegisterTableUDF(s.Conn, name, duckdb.ChunkTableFunction{
+	err := duckdb.RegisterTableUDF(s.conn, name, duckdb.ChunkTableFunction{
 		BindArguments: func(map[string]any, ...any) (duckdb.ChunkTableSource, error) {
 			scan := &staged{} // outside a load (the macro's creation), no rows
 			if s.staged != nil {
@@ -152,7 +152,7 @@ func (s *Store) registerStaged(ctx context.Context) error {
 	// inline SQL: the macro calls the table function registered just now
 	// under a name of this store's own, and a macro's body takes no
 	// parameters.
-	_, err = s.Conn.ExecContext(ctx, fmt.Sprintf(`CREATE OR REPLACE TEMP MACRO %s() AS TABLE SELECT * FROM %s()`,
+	_, err = s.conn.ExecContext(ctx, fmt.Sprintf(`CREATE OR REPLACE TEMP MACRO %s() AS TABLE SELECT * FROM %s()`,
 		stagedFunctionName, name))
 	return err
 }
@@ -181,7 +181,7 @@ func (s *Store) withStaged(batches []*SpanBatch, f func() error) error {
 func (s *Store) load(ctx context.Context, batches []*SpanBatch, query string, args ...any) (int64, error) {
 	var n int64
 	err := s.withStaged(batches, func() error {
-		res, err := s.Conn.ExecContext(ctx, query, args...)
+		res, err := s.conn.ExecContext(ctx, query, args...)
 		if err == nil {
 			n, err = res.RowsAffected()
 		}

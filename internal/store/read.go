@@ -233,50 +233,32 @@ func textBytes(s *duckString) []byte {
 
 func textOf(s *duckString) string { return string(textBytes(s)) }
 
-// EachChunkNamed runs q on conn with args and calls each with every chunk
-// of its result, in order. The chunk's column i is cols[i], read by its
-// name wherever q puts it; a column q lacks, has twice or of a type other
-// than its kind is an error naming q and the column. The chunk is valid
-// only during the call. Args may be int64, int, float64, string, bool or
-// nil. The result is materialised before the first call, so conn may run
+// EachChunk runs q with args and calls each with every chunk of its
+// result, in order. The chunk's column i is cols[i], read by its name
+// wherever q puts it; a column q lacks, has twice or of a type other than
+// its kind is an error naming q and the column. The chunk is valid only
+// during the call. Args may be int64, int, float64, string, bool or nil.
+// The result is materialised before the first call, so the store may run
 // other statements while it is read.
-func EachChunkNamed(ctx context.Context, conn *sql.Conn, q SQL, args []any, cols []Col, each func(*Chunk) error) error {
-	return eachChunkNamed(ctx, conn, q, args, cols, each, false)
+func (s *Store) EachChunk(ctx context.Context, q SQL, args []any, cols []Col, each func(*Chunk) error) error {
+	return s.chunks(ctx, q, args, cols, each, false)
 }
 
-// StreamChunksNamed is EachChunkNamed with the result streamed: DuckDB
-// works out each chunk as it is fetched, holding what its operators need
-// (a sort's rows, spilled when they pass the memory limit) but never the
-// whole result beside them. Until it returns, conn must run nothing else.
-func StreamChunksNamed(ctx context.Context, conn *sql.Conn, q SQL, args []any, cols []Col, each func(*Chunk) error) error {
-	return eachChunkNamed(ctx, conn, q, args, cols, each, true)
+// StreamChunks is EachChunk with the result streamed: DuckDB works out
+// each chunk as it is fetched, holding what its operators need (a sort's
+// rows, spilled when they pass the memory limit) but never the whole
+// result beside them. Until it returns, the store must run nothing else.
+func (s *Store) StreamChunks(ctx context.Context, q SQL, args []any, cols []Col, each func(*Chunk) error) error {
+	return s.chunks(ctx, q, args, cols, each, true)
 }
 
-func eachChunkNamed(ctx context.Context, conn *sql.Conn, q SQL, args []any, cols []Col, each func(*Chunk) error, streamed bool) error {
+func (s *Store) chunks(ctx context.Context, q SQL, args []any, cols []Col, each func(*Chunk) error, streamed bool) error {
 	kinds := make([]Kind, len(cols))
 	for i, c := range cols {
 		kinds[i] = c.Kind
 	}
 	columns := func(res *mapping.Result) ([]mapping.IdxT, error) { return resolve(res, cols) }
-	return eachChunk(ctx, conn, q.Name, q.Text, args, kinds, columns, each, streamed)
-}
-
-// EachChunk is EachChunkNamed for a reader that takes every column of
-// query's result by its position: kinds says how each is read. Two
-// columns of one kind swapped in the SQL are read swapped, unnoticed;
-// EachChunkNamed's readers cannot be.
-func EachChunk(ctx context.Context, conn *sql.Conn, query string, args []any, kinds []Kind, each func(*Chunk) error) error {
-	return eachChunk(ctx, conn, "", query, args, kinds, inOrderOf(kinds), each, false)
-}
-
-// StreamChunks is StreamChunksNamed for a reader that takes every column
-// of query's result by its position, as EachChunk does.
-func StreamChunks(ctx context.Context, conn *sql.Conn, query string, args []any, kinds []Kind, each func(*Chunk) error) error {
-	return eachChunk(ctx, conn, "", query, args, kinds, inOrderOf(kinds), each, true)
-}
-
-func inOrderOf(kinds []Kind) func(*mapping.Result) ([]mapping.IdxT, error) {
-	return func(res *mapping.Result) ([]mapping.IdxT, error) { return inOrder(res, kinds) }
+	return eachChunk(ctx, s.conn, q.Name, q.Text, args, kinds, columns, each, streamed)
 }
 
 // eachChunk reads query's result as kinds, the chunk's column i from the

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -17,8 +16,8 @@ import (
 // readers are the two ways to read a result, materialised and streamed.
 var readers = []struct {
 	name string
-	f    func(context.Context, *sql.Conn, string, []any, []store.Kind, func(*store.Chunk) error) error
-}{{"materialised", store.EachChunk}, {"streamed", store.StreamChunks}}
+	f    func(context.Context, *store.Store, string, []any, []store.Kind, func(*store.Chunk) error) error
+}{{"materialised", store.EachChunkInOrder}, {"streamed", store.StreamChunksInOrder}}
 
 // EachChunk and StreamChunks give what database/sql would: every row in
 // order across chunks, NULLs, short and long texts, integers of every
@@ -44,7 +43,7 @@ func TestEachChunkReadsWhatTheQueryReturns(t *testing.T) {
 				store.KindInt, store.KindInt, store.KindInt, store.KindIntList, store.KindFloatList,
 				store.KindText, store.KindFloat, store.KindBool, store.KindInt}
 			var rows, chunks int
-			err := read.f(ctx, st.Conn, query, []any{int64(n), "param", 2.5, true, nil}, kinds, func(c *store.Chunk) error {
+			err := read.f(ctx, st, query, []any{int64(n), "param", 2.5, true, nil}, kinds, func(c *store.Chunk) error {
 				chunks++
 				for r := range c.Len() {
 					i := int64(rows)
@@ -139,7 +138,7 @@ func TestEachChunkReadsWhatTheQueryReturns(t *testing.T) {
 				t.Fatalf("%d rows in %d chunks, want %d rows in at least 3", rows, chunks, n)
 			}
 			// Here DuckDB leaves whatever was there in some NULLs' slots.
-			err = read.f(ctx, st.Conn, `SELECT i, CASE WHEN i % 2 = 0 THEN i * 1000003 END FROM range($1) t(i)`, []any{int64(n)},
+			err = read.f(ctx, st, `SELECT i, CASE WHEN i % 2 = 0 THEN i * 1000003 END FROM range($1) t(i)`, []any{int64(n)},
 				[]store.Kind{store.KindInt, store.KindInt}, func(c *store.Chunk) error {
 					for r := range c.Len() {
 						i, _ := c.Int(0, r)
@@ -179,18 +178,18 @@ func TestEachChunkRefusesWhatItCannotRead(t *testing.T) {
 				{`SELECT nosuch FROM range(1)`, []store.Kind{store.KindInt}, "nosuch"},
 			}
 			for _, c := range cases {
-				err := read.f(ctx, st.Conn, c.query, nil, c.kinds, none)
+				err := read.f(ctx, st, c.query, nil, c.kinds, none)
 				if err == nil || !strings.Contains(err.Error(), c.want) {
 					t.Errorf("%s: got %v, want an error with %q", c.query, err, c.want)
 				}
 			}
-			if err := read.f(ctx, st.Conn, `SELECT 1`, []any{struct{}{}}, []store.Kind{store.KindInt}, none); err == nil ||
+			if err := read.f(ctx, st, `SELECT 1`, []any{struct{}{}}, []store.Kind{store.KindInt}, none); err == nil ||
 				!strings.Contains(err.Error(), "cannot bind a struct {}") {
 				t.Errorf("binding a struct: %v", err)
 			}
 			stop := fmt.Errorf("stop")
 			calls := 0
-			err := read.f(ctx, st.Conn, `SELECT * FROM range(10000)`, nil, []store.Kind{store.KindInt}, func(*store.Chunk) error {
+			err := read.f(ctx, st, `SELECT * FROM range(10000)`, nil, []store.Kind{store.KindInt}, func(*store.Chunk) error {
 				calls++
 				return stop
 			})
@@ -199,24 +198,24 @@ func TestEachChunkRefusesWhatItCannotRead(t *testing.T) {
 			}
 			cancelled, cancel := context.WithCancel(ctx)
 			cancel()
-			if err := read.f(cancelled, st.Conn, `SELECT * FROM range(10)`, nil, []store.Kind{store.KindInt}, none); err == nil {
+			if err := read.f(cancelled, st, `SELECT * FROM range(10)`, nil, []store.Kind{store.KindInt}, none); err == nil {
 				t.Error("a cancelled context read the query")
 			}
 			// A long query is interrupted when its context ends.
 			short, cancelShort := context.WithTimeout(ctx, 100*time.Millisecond)
 			defer cancelShort()
-			err = read.f(short, st.Conn, `SELECT count(*) FROM range(1000000000000)`, nil, []store.Kind{store.KindInt}, none)
+			err = read.f(short, st, `SELECT count(*) FROM range(1000000000000)`, nil, []store.Kind{store.KindInt}, none)
 			if err != context.DeadlineExceeded {
 				t.Errorf("a query past its deadline: %v", err)
 			}
 			// The connection is still usable after all of that.
 			var one int
-			if err := st.Conn.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil || one != 1 {
+			if err := st.QueryRowText(ctx, `SELECT 1`).Scan(&one); err != nil || one != 1 {
 				t.Fatalf("connection after the errors: %v", err)
 			}
 			// A query failing after its first chunks (past what DuckDB
 			// works out before the first fetch) fails the read.
-			err = read.f(ctx, st.Conn, `SELECT CASE WHEN i < 3000000 THEN i ELSE error('late failure') END FROM range(4000000) t(i)`, nil,
+			err = read.f(ctx, st, `SELECT CASE WHEN i < 3000000 THEN i ELSE error('late failure') END FROM range(4000000) t(i)`, nil,
 				[]store.Kind{store.KindInt}, func(*store.Chunk) error { calls++; return nil })
 			if err == nil || !strings.Contains(err.Error(), "late failure") {
 				t.Errorf("a query failing after its first chunks: %v", err)
@@ -225,11 +224,11 @@ func TestEachChunkRefusesWhatItCannotRead(t *testing.T) {
 			// streamed result looks for its next row after its first ones.
 			expired, cancelExpired := context.WithTimeout(ctx, 300*time.Millisecond)
 			defer cancelExpired()
-			err = read.f(expired, st.Conn, `SELECT i FROM range(1000000000000) t(i) WHERE i < 1000000 OR i = -1`, nil, []store.Kind{store.KindInt}, none)
+			err = read.f(expired, st, `SELECT i FROM range(1000000000000) t(i) WHERE i < 1000000 OR i = -1`, nil, []store.Kind{store.KindInt}, none)
 			if err != context.DeadlineExceeded {
 				t.Errorf("a read past its deadline: %v", err)
 			}
-			if err := st.Conn.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil || one != 1 {
+			if err := st.QueryRowText(ctx, `SELECT 1`).Scan(&one); err != nil || one != 1 {
 				t.Fatalf("connection after an interrupted read: %v", err)
 			}
 		})

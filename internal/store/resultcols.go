@@ -82,19 +82,3 @@ func resolve(res *mapping.Result, cols []Col) ([]mapping.IdxT, error) {
 	}
 	return order, nil
 }
-
-// inOrder returns the indexes of res's columns when they are read by
-// position as kinds: they must be as many.
-func inOrder(res *mapping.Result, kinds []Kind) ([]mapping.IdxT, error) {
-	if n := int(mapping.ColumnCount(res)); n != len(kinds) {
-		return nil, fmt.Errorf("query returns %d columns, read as %d", n, len(kinds))
-	}
-	order := make([]mapping.IdxT, len(kinds))
-	for i, k := range kinds {
-		order[i] = mapping.IdxT(i)
-		if err := checkKind(res, order[i], k); err != nil {
-			return nil, err
-		}
-	}
-	return order, nil
-}

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -15,8 +14,8 @@ import (
 // namedReaders are the two ways to read a result by column name.
 var namedReaders = []struct {
 	name string
-	f    func(context.Context, *sql.Conn, store.SQL, []any, []store.Col, func(*store.Chunk) error) error
-}{{"materialised", store.EachChunkNamed}, {"streamed", store.StreamChunksNamed}}
+	f    func(*store.Store, context.Context, store.SQL, []any, []store.Col, func(*store.Chunk) error) error
+}{{"materialised", (*store.Store).EachChunk}, {"streamed", (*store.Store).StreamChunks}}
 
 // A reader's column i is the column it names, wherever the query puts it
 // and whatever else the query yields; a chunk of 2048 rows and more keeps
@@ -33,7 +32,7 @@ func TestNamedColumnsAreReadWhereverTheQueryPutsThem(t *testing.T) {
 			st := testkit.OpenFile(t, filepath.Join(t.TempDir(), "t.duckdb"))
 			for _, query := range orders {
 				rows := 0
-				err := read.f(context.Background(), st.Conn, store.SQL{Name: "test_query", Text: query}, nil, cols, func(c *store.Chunk) error {
+				err := read.f(st, context.Background(), store.SQL{Name: "test_query", Text: query}, nil, cols, func(c *store.Chunk) error {
 					for r := range c.Len() {
 						row, i := c.Row(r), int64(rows)
 						rows++
@@ -72,7 +71,7 @@ func TestNamedColumnsRefuseWhatTheQueryDoesNotHave(t *testing.T) {
 			ctx := context.Background()
 			st := testkit.OpenFile(t, filepath.Join(t.TempDir(), "t.duckdb"))
 			for _, c := range cases {
-				err := read.f(ctx, st.Conn, store.SQL{Name: "test_query", Text: c.query}, nil, c.cols, func(*store.Chunk) error { return nil })
+				err := read.f(st, ctx, store.SQL{Name: "test_query", Text: c.query}, nil, c.cols, func(*store.Chunk) error { return nil })
 				if err == nil || !strings.Contains(err.Error(), c.want) {
 					t.Errorf("%s: got %v, want an error with %q", c.query, err, c.want)
 				}

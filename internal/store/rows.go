@@ -148,7 +148,7 @@ func NewLoader[T any](s *Store, table string, cols []Column[T]) (*Loader[T], err
 		names[i] = c.name
 	}
 	name := fmt.Sprintf("retryscope_rows_%d", loaders.Add(1))
-	err := duckdb.RegisterTableUDF(s.Conn, name, duckdb.ChunkTableFunction{
+	err := duckdb.RegisterTableUDF(s.conn, name, duckdb.ChunkTableFunction{
 		BindArguments: func(map[string]any, ...any) (duckdb.ChunkTableSource, error) {
 			return &loaderSource[T]{l: l, infos: infos}, nil
 		},
@@ -178,7 +178,7 @@ func (l *Loader[T]) Flush(ctx context.Context) error {
 		return nil
 	}
 	l.scan.rows, l.scan.next = l.rows, 0
-	_, err := l.s.Conn.ExecContext(ctx, l.insert)
+	_, err := l.s.conn.ExecContext(ctx, l.insert)
 	l.pinner.Unpin()
 	clear(l.arena)
 	l.arena = l.arena[:0]

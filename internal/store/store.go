@@ -43,8 +43,8 @@ var ErrLocked = errors.New("database is in use by another process")
 // Store is an open retryscope database. It holds a single connection: the
 // staging table and the appenders live on it.
 type Store struct {
-	DB   *sql.DB
-	Conn *sql.Conn
+	db   *sql.DB
+	conn *sql.Conn
 	Path string
 	// ReadOnly is true when the file was opened for reading only.
 	ReadOnly bool
@@ -106,7 +106,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, describeOpenError(path, err)
 	}
-	s := &Store{DB: db, Conn: conn, Path: path, ReadOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit}
+	s := &Store{db: db, conn: conn, Path: path, ReadOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit}
 	if err := s.ExecScript(ctx, "store_configure"); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("configure %s: %w", path, err)
@@ -231,8 +231,8 @@ func (s *Store) Close() error {
 	if s.smallRepeats != nil {
 		s.smallRepeats.Close()
 	}
-	s.Conn.Close()
-	return s.DB.Close()
+	s.conn.Close()
+	return s.db.Close()
 }
 
 // SeenFile reports the path under which content with this hash was
@@ -519,7 +519,7 @@ const smallChunk = 16
 // each file.
 func (t *FileTx) smallRepeatsStored(c chunk, args []any) (bool, error) {
 	if t.s.smallRepeats == nil {
-		stmt, err := t.s.Conn.PrepareContext(t.ctx, queries.Get("store_small_repeats"))
+		stmt, err := t.s.conn.PrepareContext(t.ctx, queries.Get("store_small_repeats"))
 		if err != nil {
 			return false, err
 		}
@@ -624,7 +624,7 @@ var RejectionColumns = []string{"file_id", "path", "offset", "reason", "detail",
 // storetest.CheckColumns).
 func (s *Store) NewAppender(catalog, table string, columns []string) (*duckdb.Appender, error) {
 	var app *duckdb.Appender
-	err := s.Conn.Raw(func(dc any) error {
+	err := s.conn.Raw(func(dc any) error {
 		var err error
 		app, err = duckdb.NewAppenderWithColumns(dc.(driver.Conn), catalog, "main", table, columns)
 		return err

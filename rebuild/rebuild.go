@@ -288,7 +288,7 @@ func EnsureStats(ctx context.Context, st *store.Store, opt Options) (Stats, bool
 	if err != nil {
 		return Stats{}, false, err
 	}
-	more, err := pending(ctx, st)
+	more, err := st.RebuildPending(ctx)
 	if err != nil {
 		return Stats{}, false, err
 	}

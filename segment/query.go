@@ -16,8 +16,12 @@ import (
 
 // query assembles queries/segment_rows.sql, joined to
 // segment_anchor_values.sql and segment_baselines.sql when it needs them.
-// Every other piece of SQL it adds is a constant of this file; everything
-// a user supplied goes in args.
+//
+// inline SQL: the one statement of the product built in Go. Its select
+// items, joins and filters are the dimensions and --where filters the user
+// chose (any number, attr:/resource: keys among them), so no fixed file
+// can hold it; each piece it adds is a constant expression of this file
+// and everything a user supplied goes in args.
 type query struct {
 	args []any
 	// spanCols are the anchor span's values the dimensions read (see

@@ -12,7 +12,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -121,7 +120,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // --memory-limit. A full disk also reads as out of memory when DuckDB
 // cannot spill (store.ExplainFull): that failure has said so already.
 func memoryHint(err error) string {
-	if !strings.Contains(err.Error(), "Out of Memory Error") || store.DiskFull(err) {
+	if !store.OutOfMemory(err) || store.DiskFull(err) {
 		return ""
 	}
 	return "DuckDB needed more memory than --memory-limit lets it have (" + defaultMemoryLimit + ", " + ingestMemoryLimit +

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/retryscope/retryscope/internal/gen"
@@ -320,6 +321,8 @@ func TestMemoryHintOnlyForMemory(t *testing.T) {
 		{errors.New("report: " + oom + ": No space left on device"), false},
 		{fmt.Errorf("report: %s: %w", oom, syscall.ENOSPC), false},
 		{errors.New("report: Binder Error: no such column"), false},
+		{fmt.Errorf("report: %w", &duckdb.Error{Type: duckdb.ErrorTypeOutOfMemory, Msg: oom}), true},
+		{fmt.Errorf("report: %w", &duckdb.Error{Type: duckdb.ErrorTypeBinder, Msg: "Binder Error: mentions Out of Memory Error"}), false},
 	}
 	for _, c := range cases {
 		if got := memoryHint(c.err) != ""; got != c.hint {

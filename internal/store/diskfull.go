@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
 // lowSpace is free space under which a failure is blamed on a full disk.
@@ -24,6 +26,18 @@ func DiskFull(err error) bool {
 	// it blames on a full disk: no type tells a full disk apart, the whole
 	// message does.
 	return strings.Contains(strings.ToLower(err.Error()), "no space left on device")
+}
+
+// OutOfMemory says whether err is DuckDB's failure for want of memory:
+// a *duckdb.Error of type out of memory, or, where the error reached us as
+// text only (an appender's, or one a caller re-wrote with %v), its
+// message's prefix.
+func OutOfMemory(err error) bool {
+	var de *duckdb.Error
+	if errors.As(err, &de) {
+		return de.Type == duckdb.ErrorTypeOutOfMemory
+	}
+	return strings.Contains(err.Error(), "Out of Memory Error")
 }
 
 // ExplainFull says "no space left on device" for a failure a full disk

@@ -288,7 +288,7 @@ func eachChunk(ctx context.Context, conn *sql.Conn, name, query string, args []a
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				return errors.New(msg)
+				return resultError(res, msg)
 			}
 			return nil
 		}
@@ -306,6 +306,12 @@ func eachChunk(ctx context.Context, conn *sql.Conn, name, query string, args []a
 			return err
 		}
 	}
+}
+
+// resultError is res's failure as the driver gives its own, a
+// *duckdb.Error of DuckDB's type, so callers tell failures apart by type.
+func resultError(res *mapping.Result, msg string) error {
+	return &duckdb.Error{Type: duckdb.ErrorType(mapping.ResultErrorType(res)), Msg: msg}
 }
 
 // named prefixes err with the query's name, when it has one.
@@ -516,7 +522,7 @@ func execute(ctx context.Context, conn *sql.Conn, query string, args []any, stre
 		var r mapping.Result
 		if mapping.ExecutePending(pending, &r) == mapping.StateError {
 			stop()
-			err := errors.New(mapping.ResultError(&r))
+			err := resultError(&r, mapping.ResultError(&r))
 			mapping.DestroyResult(&r)
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/retryscope/retryscope/export"
-	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/progress"
+	"github.com/retryscope/retryscope/pipeline"
 	"github.com/retryscope/retryscope/report"
 )
 

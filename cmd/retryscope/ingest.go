@@ -6,8 +6,8 @@ import (
 
 	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/flagval"
-	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/pipeline"
 )
 
 // ingestMemoryLimit is DuckDB's memory limit while ingesting, unless

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/pipeline"
 )
 
 const reportExamples = `

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/progress"
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/pipeline"
 )
 
 const runExamples = `

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/retryscope/retryscope/internal/pipeline"
+	"github.com/retryscope/retryscope/pipeline"
 )
 
 // runWhatif is "retryscope whatif".

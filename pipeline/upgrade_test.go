@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
+	"github.com/retryscope/retryscope/pipeline"
 	"github.com/retryscope/retryscope/rebuild"
 )
 

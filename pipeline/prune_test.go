@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/pipeline"
 	"github.com/retryscope/retryscope/internal/testkit"
+	"github.com/retryscope/retryscope/pipeline"
 )
 
 func TestKeepCutoff(t *testing.T) {

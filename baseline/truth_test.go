@@ -6,7 +6,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 	"github.com/retryscope/retryscope/model"
@@ -15,14 +15,14 @@ import (
 // generated ingests and rebuilds a generated workload with counterfactuals
 // and returns the store and the truth by request key. It skips the test
 // when the rebuild fails, since these tests judge the baselines, not it.
-func generated(t *testing.T, cfg gen.Config) (*store.Store, map[string]gen.Request) {
+func generated(t *testing.T, cfg sim.Config) (*store.Store, map[string]sim.Request) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("generates, ingests and rebuilds a workload")
 	}
 	cfg.Counterfactual = true
 	st, tr := workload.Rebuilt(t, cfg)
-	truth := make(map[string]gen.Request, len(tr.Requests))
+	truth := make(map[string]sim.Request, len(tr.Requests))
 	for _, r := range tr.Requests {
 		truth[r.Key] = r
 	}
@@ -41,7 +41,7 @@ type comparison struct {
 func (c comparison) bias() float64   { return c.est - c.want }
 func (c comparison) relErr() float64 { return math.Abs(c.bias()) / math.Abs(c.want) }
 
-func versusTruth(t *testing.T, st *store.Store, truth map[string]gen.Request, kind string) comparison {
+func versusTruth(t *testing.T, st *store.Store, truth map[string]sim.Request, kind string) comparison {
 	t.Helper()
 	return compare(t, kind, truth, estimates(t, st, kind), nil)
 }
@@ -73,7 +73,7 @@ func estimates(t *testing.T, st *store.Store, kind string) map[string]float64 {
 
 // compare averages the estimates and the truth over the requests in both
 // (and in only, when only is not nil).
-func compare(t *testing.T, kind string, truth map[string]gen.Request, est map[string]float64, only map[string]float64) comparison {
+func compare(t *testing.T, kind string, truth map[string]sim.Request, est map[string]float64, only map[string]float64) comparison {
 	t.Helper()
 	var c comparison
 	for id, added := range est {
@@ -117,11 +117,11 @@ func naiveOptions() Options {
 	return Options{Cohort: []string{DimOperation, DimModel, DimRoute, DimStream}, Window: Unbounded}
 }
 
-func calmConfig() gen.Config {
-	cfg := gen.DefaultConfig()
+func calmConfig() sim.Config {
+	cfg := sim.DefaultConfig()
 	cfg.Seed = 7
 	cfg.Requests = 6000
-	cfg.Faults = gen.DefaultFaults().Scale(0.5)
+	cfg.Faults = sim.DefaultFaults().Scale(0.5)
 	cfg.Rate = 10
 	return cfg
 }
@@ -178,7 +178,7 @@ func logTable(t *testing.T, st *store.Store) {
 // size of the error: that is what the log line is for.
 func TestAgainstTruthStorm(t *testing.T) {
 	cfg := calmConfig()
-	cfg.Faults = gen.DefaultFaults().Scale(3)
+	cfg.Faults = sim.DefaultFaults().Scale(3)
 	cfg.Rate = 30
 	cfg.Experiment = 0.3
 	st, truth := generated(t, cfg)
@@ -196,13 +196,13 @@ func TestAgainstTruthStorm(t *testing.T) {
 // latency; matching on token counts removes most of that bias.
 func TestSelectionBias(t *testing.T) {
 	cfg := calmConfig()
-	cfg.Shapes = []gen.Shape{gen.ShapeWrapped}
+	cfg.Shapes = []sim.Shape{sim.ShapeWrapped}
 	cfg.Rate = 4
 	cfg.Requests = 4000
 	cfg.BigInputs = 0.2
 	// Full default faults, none from an evaluator, which would retry big
 	// and small requests alike.
-	cfg.Faults = gen.DefaultFaults()
+	cfg.Faults = sim.DefaultFaults()
 	cfg.Faults.Reject = 0
 	st, truth := generated(t, cfg)
 	computeOrFail(t, st, naiveOptions())

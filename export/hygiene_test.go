@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/export"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 	"github.com/retryscope/retryscope/segment"
 )
@@ -16,10 +16,10 @@ import (
 // Parquet add up to the report's measures of the same names, which
 // segment_rows.sql defines apart, and to the truth's Retry-Afters ignored.
 func TestExportHygieneColumns(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests, cfg.Seed = 800, 12
 	cfg.Policy.NaiveShare = 0.3
-	cfg.Faults = gen.DefaultFaults().Scale(2)
+	cfg.Faults = sim.DefaultFaults().Scale(2)
 	st, truth := workload.Rebuilt(t, cfg)
 	ctx := context.Background()
 	dir := t.TempDir()

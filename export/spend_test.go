@@ -11,7 +11,7 @@ import (
 
 	"github.com/retryscope/retryscope/baseline"
 	"github.com/retryscope/retryscope/export"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
@@ -24,10 +24,10 @@ import (
 // left unpriced; it returns the database and the Parquet directory.
 func llmWorkload(t *testing.T) (*store.Store, string, segment.Spec) {
 	t.Helper()
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests, cfg.Seed = 600, 21
-	cfg.Shapes = []gen.Shape{gen.ShapeWrapped, gen.ShapeAppLoop, gen.ShapeExplicit}
-	cfg.Faults = gen.DefaultFaults().Scale(2)
+	cfg.Shapes = []sim.Shape{sim.ShapeWrapped, sim.ShapeAppLoop, sim.ShapeExplicit}
+	cfg.Faults = sim.DefaultFaults().Scale(2)
 	st, _ := workload.Rebuilt(t, cfg)
 	if err := baseline.Compute(context.Background(), st, baseline.Options{}); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit"
 )
 
@@ -43,7 +43,7 @@ func TestFIFOsAndPipesAreRead(t *testing.T) {
 	batches := testkit.Batches(3, 60, 20)
 	want := int64(testkit.SpanCount(batches))
 	var data bytes.Buffer
-	if err := gen.WriteJSONLines(&data, batches); err != nil {
+	if err := sim.WriteJSONLines(&data, batches); err != nil {
 		t.Fatal(err)
 	}
 	other := testkit.Batches(4, 30, 10)
@@ -60,7 +60,7 @@ func TestFIFOsAndPipesAreRead(t *testing.T) {
 	procSubst := fmt.Sprintf("/dev/fd/%d", r.Fd())
 
 	dumps := filepath.Join(dir, "dumps")
-	testkit.WriteFile(t, filepath.Join(dumps, "a.jsonl"), gen.WriteJSONLines, other)
+	testkit.WriteFile(t, filepath.Join(dumps, "a.jsonl"), sim.WriteJSONLines, other)
 	feedFIFO(t, filepath.Join(dumps, "b.fifo"), data.Bytes())
 	if err := syscall.Mkfifo(filepath.Join(dumps, "c-stale.fifo"), 0o600); err != nil {
 		t.Fatal(err)

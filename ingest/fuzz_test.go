@@ -12,7 +12,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit"
 )
 
@@ -108,7 +108,7 @@ func encode(f func(io.Writer, []ptrace.Traces) error, b []ptrace.Traces) []byte 
 
 func FuzzJSONLines(f *testing.F) {
 	for _, b := range seedBatches() {
-		f.Add(encode(gen.WriteJSONLines, b))
+		f.Add(encode(sim.WriteJSONLines, b))
 	}
 	f.Add([]byte("{\"resourceSpans\":[]}\n\n{\n"))
 	f.Add([]byte("{}\r\n{\"a\":\"\\\"}\"}\n"))
@@ -128,7 +128,7 @@ func FuzzJSONDocument(f *testing.F) {
 
 func FuzzProtoFramed(f *testing.F) {
 	for _, b := range seedBatches() {
-		f.Add(encode(gen.WriteProtoFramed, b))
+		f.Add(encode(sim.WriteProtoFramed, b))
 		f.Add(encode(testkit.WriteJSONFramedZstd, b))
 	}
 	f.Add([]byte{0, 0, 0, 2, 0x0a, 0})
@@ -140,7 +140,7 @@ func FuzzProtoFramed(f *testing.F) {
 func FuzzProtoFramedZstd(f *testing.F) {
 	enc, _ := zstd.NewWriter(nil)
 	for _, b := range seedBatches() {
-		f.Add(encode(gen.WriteProtoFramed, b)[4:], uint8(1))
+		f.Add(encode(sim.WriteProtoFramed, b)[4:], uint8(1))
 	}
 	f.Add([]byte{0x0a, 0x00, 0x0a}, uint8(3))
 	f.Fuzz(func(t *testing.T, payload []byte, parts uint8) {
@@ -175,7 +175,7 @@ func FuzzProtoRaw(f *testing.F) {
 // gzipped (arbitrary content inside a valid one).
 func FuzzGzip(f *testing.F) {
 	for _, b := range seedBatches() {
-		f.Add(encode(testkit.Gzip(gen.WriteJSONLines), b), false)
+		f.Add(encode(testkit.Gzip(sim.WriteJSONLines), b), false)
 		f.Add(encode(testkit.WriteProtoVarint, b), true)
 	}
 	f.Add(bytes.Repeat([]byte("\n"), 4096), true)
@@ -195,8 +195,8 @@ func FuzzGzip(f *testing.F) {
 func FuzzZstd(f *testing.F) {
 	enc, _ := zstd.NewWriter(nil)
 	for _, b := range seedBatches() {
-		f.Add(encode(testkit.Zstd(gen.WriteProtoFramed), b), false)
-		f.Add(encode(gen.WriteJSONLines, b), true)
+		f.Add(encode(testkit.Zstd(sim.WriteProtoFramed), b), false)
+		f.Add(encode(sim.WriteJSONLines, b), true)
 	}
 	f.Add(bytes.Repeat([]byte(" "), 4096), true)
 	f.Fuzz(func(t *testing.T, data []byte, wrap bool) {

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 )
@@ -65,7 +65,7 @@ func TestPrettyDocumentBounded(t *testing.T) {
 	testkit.WriteJSONDocument(&doc, big)
 	json.Compact(&compact, doc.Bytes())
 	over := writeFile(t, dir, "b-over.json", func(w *bytes.Buffer) { w.Write(prettyDocument(t, big, "  ")) })
-	next := testkit.WriteFile(t, filepath.Join(dir, "c-next.jsonl"), gen.WriteJSONLines, testkit.Batches(23, 30, 30))
+	next := testkit.WriteFile(t, filepath.Join(dir, "c-next.jsonl"), sim.WriteJSONLines, testkit.Batches(23, 30, 30))
 	st = testkit.Open(t)
 	lim = ingest.Limits{MaxDocumentBytes: int64(compact.Len()) / 2}
 	s, log = runWith(t, st, ingest.Options{Limits: lim}, over, next)
@@ -86,7 +86,7 @@ func TestExpansionBounded(t *testing.T) {
 	dir := t.TempDir()
 	var gz bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	gen.WriteJSONLines(zw, testkit.Batches(28, 10, 10))
+	sim.WriteJSONLines(zw, testkit.Batches(28, 10, 10))
 	blank := bytes.Repeat([]byte("\n"), 1<<20)
 	for range 64 {
 		zw.Write(blank)
@@ -96,7 +96,7 @@ func TestExpansionBounded(t *testing.T) {
 	if err := os.WriteFile(bomb, gz.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	next := testkit.WriteFile(t, filepath.Join(dir, "b-next.jsonl"), gen.WriteJSONLines, testkit.Batches(24, 30, 30))
+	next := testkit.WriteFile(t, filepath.Join(dir, "b-next.jsonl"), sim.WriteJSONLines, testkit.Batches(24, 30, 30))
 	st := testkit.Open(t)
 	lim := ingest.Limits{MaxExpansion: 100, ExpansionFloor: 4 << 20}
 	s, log := runWith(t, st, ingest.Options{Limits: lim}, bomb, next)
@@ -123,8 +123,8 @@ func TestSymlinksFollowed(t *testing.T) {
 	scan := filepath.Join(root, "scan")
 	os.MkdirAll(filepath.Join(target, "sub"), 0o755)
 	os.MkdirAll(scan, 0o755)
-	testkit.WriteFile(t, filepath.Join(target, "a.jsonl"), gen.WriteJSONLines, testkit.Batches(25, 20, 20))
-	testkit.WriteFile(t, filepath.Join(filepath.Join(target, "sub"), "b.pb"), gen.WriteProtoFramed, testkit.Batches(26, 30, 30))
+	testkit.WriteFile(t, filepath.Join(target, "a.jsonl"), sim.WriteJSONLines, testkit.Batches(25, 20, 20))
+	testkit.WriteFile(t, filepath.Join(filepath.Join(target, "sub"), "b.pb"), sim.WriteProtoFramed, testkit.Batches(26, 30, 30))
 	for link, target := range map[string]string{
 		"today.jsonl": filepath.Join(target, "a.jsonl"),
 		"again.jsonl": filepath.Join(target, "a.jsonl"),
@@ -154,7 +154,7 @@ func TestImpossibleTimesAndParents(t *testing.T) {
 	spans.At(0).SetStartTimestamp(9223372035854775807)
 	spans.At(0).SetEndTimestamp(9223372035854775807)
 	spans.At(1).SetParentSpanID(spans.At(1).SpanID())
-	p := testkit.WriteFile(t, filepath.Join(t.TempDir(), "q.jsonl"), gen.WriteJSONLines, batches)
+	p := testkit.WriteFile(t, filepath.Join(t.TempDir(), "q.jsonl"), sim.WriteJSONLines, batches)
 	st := testkit.Open(t)
 	s, log := run(t, st, p)
 	if s.Rejected["absurd_time"] != 1 || s.Rejected["self_parent"] != 1 {
@@ -180,12 +180,12 @@ func TestPathQuotedInLog(t *testing.T) {
 func TestResentSpanStoredOnce(t *testing.T) {
 	batches := testkit.Batches(29, 20, 20)
 	dir := t.TempDir()
-	first := testkit.WriteFile(t, filepath.Join(dir, "a.jsonl"), gen.WriteJSONLines, batches)
-	repeat := testkit.WriteFile(t, filepath.Join(dir, "b.pb"), gen.WriteProtoFramed, batches)
+	first := testkit.WriteFile(t, filepath.Join(dir, "a.jsonl"), sim.WriteJSONLines, batches)
+	repeat := testkit.WriteFile(t, filepath.Join(dir, "b.pb"), sim.WriteProtoFramed, batches)
 	sp := batches[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
 	start := sp.StartTimestamp()
 	sp.SetStartTimestamp(start + 1)
-	moved := testkit.WriteFile(t, filepath.Join(dir, "c.jsonl"), gen.WriteJSONLines, batches)
+	moved := testkit.WriteFile(t, filepath.Join(dir, "c.jsonl"), sim.WriteJSONLines, batches)
 
 	st := testkit.Open(t)
 	s, log := run(t, st, first, repeat, moved)

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 )
@@ -71,7 +71,7 @@ func TestEveryFramingIngestsIdentically(t *testing.T) {
 func TestValuesSurvive(t *testing.T) {
 	batches := testkit.Batches(2, 40, 40)
 	dir := t.TempDir()
-	p := testkit.WriteFile(t, filepath.Join(dir, "a.jsonl"), gen.WriteJSONLines, batches)
+	p := testkit.WriteFile(t, filepath.Join(dir, "a.jsonl"), sim.WriteJSONLines, batches)
 	st := testkit.Open(t)
 	run(t, st, p)
 	first := batches[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
@@ -136,27 +136,27 @@ func TestBadInputLosesNothingElse(t *testing.T) {
 
 	// JSON lines with a garbage line in the middle and a truncated last line.
 	var lines bytes.Buffer
-	gen.WriteJSONLines(&lines, batches[:5])
+	sim.WriteJSONLines(&lines, batches[:5])
 	garbageAt := lines.Len()
 	lines.WriteString("this is not json {\n")
-	gen.WriteJSONLines(&lines, batches[5:8])
+	sim.WriteJSONLines(&lines, batches[5:8])
 	truncAt := lines.Len()
 	var last bytes.Buffer
-	gen.WriteJSONLines(&last, batches[8:9])
+	sim.WriteJSONLines(&last, batches[8:9])
 	lines.Write(last.Bytes()[:last.Len()/2])
 	os.WriteFile(filepath.Join(dir, "damaged.jsonl"), lines.Bytes(), 0o644)
 	jsonGood := sum(perBatch[:8])
 
 	// Length-prefixed proto with one corrupt message body.
 	var framed bytes.Buffer
-	gen.WriteProtoFramed(&framed, batches[:3])
+	sim.WriteProtoFramed(&framed, batches[:3])
 	corruptAt := framed.Len()
 	bad := bytes.Repeat([]byte{0xff}, 40)
 	var n [4]byte
 	binary.BigEndian.PutUint32(n[:], uint32(len(bad)))
 	framed.Write(n[:])
 	framed.Write(bad)
-	gen.WriteProtoFramed(&framed, batches[3:6])
+	sim.WriteProtoFramed(&framed, batches[3:6])
 	os.WriteFile(filepath.Join(dir, "corrupt.pb"), framed.Bytes(), 0o644)
 	protoGood := sum(perBatch[:6])
 
@@ -164,7 +164,7 @@ func TestBadInputLosesNothingElse(t *testing.T) {
 	// compressed blocks, of which the complete ones are kept.
 	big := testkit.Batches(7, 4000, 100)
 	var zbuf bytes.Buffer
-	testkit.Zstd(gen.WriteProtoFramed)(&zbuf, big)
+	testkit.Zstd(sim.WriteProtoFramed)(&zbuf, big)
 	os.WriteFile(filepath.Join(dir, "cut.pb.zst"), zbuf.Bytes()[:zbuf.Len()*2/3], 0o644)
 
 	os.WriteFile(filepath.Join(dir, "empty.json"), nil, 0o644)
@@ -221,7 +221,7 @@ func TestImpossibleSpansQuarantined(t *testing.T) {
 	}
 	spans.At(2).SetStartTimestamp(1)
 	dir := t.TempDir()
-	p := testkit.WriteFile(t, filepath.Join(dir, "q.pb"), gen.WriteProtoFramed, batches)
+	p := testkit.WriteFile(t, filepath.Join(dir, "q.pb"), sim.WriteProtoFramed, batches)
 	st := testkit.Open(t)
 	s, log := run(t, st, p)
 	if s.Rejected["end_before_start"] != 1 || s.Rejected["absurd_time"] != 1 {
@@ -239,8 +239,8 @@ func TestImpossibleSpansQuarantined(t *testing.T) {
 func TestIdempotent(t *testing.T) {
 	batches := testkit.Batches(5, 400, 40)
 	dir := t.TempDir()
-	a := testkit.WriteFile(t, filepath.Join(dir, "a.jsonl"), gen.WriteJSONLines, batches)
-	overlap := testkit.WriteFile(t, filepath.Join(dir, "b.pb"), gen.WriteProtoFramed, batches[3:])
+	a := testkit.WriteFile(t, filepath.Join(dir, "a.jsonl"), sim.WriteJSONLines, batches)
+	overlap := testkit.WriteFile(t, filepath.Join(dir, "b.pb"), sim.WriteProtoFramed, batches[3:])
 
 	once := testkit.Open(t)
 	run(t, once, a)

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit"
 )
 
@@ -22,23 +22,23 @@ import (
 // shard; a record that cannot be read is counted and named, and the rest
 // of its file and the other files still go in.
 func TestShardKeepsTracesAndClientsWhole(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests, cfg.Seed, cfg.SplitWorkers = 1500, 5, 4
-	res, err := gen.Generate(cfg)
+	res, err := sim.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	half := len(res.Traces) / 2
 	var lines bytes.Buffer
-	gen.WriteJSONLines(&lines, res.Traces[:half])
+	sim.WriteJSONLines(&lines, res.Traces[:half])
 	lines.WriteString("{\"resourceSpans\": [not json\n")
 	lines.WriteString("{\"resourceMetrics\": []}\n")
-	gen.WriteJSONLines(&lines, res.Traces[half:half+1])
+	sim.WriteJSONLines(&lines, res.Traces[half:half+1])
 	if err := os.WriteFile(filepath.Join(dir, "a.jsonl"), lines.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WriteFile(t, filepath.Join(dir, "b.pb"), gen.WriteProtoFramed, res.Traces[half+1:])
+	testkit.WriteFile(t, filepath.Join(dir, "b.pb"), sim.WriteProtoFramed, res.Traces[half+1:])
 	var want int
 	for _, td := range res.Traces {
 		want += td.SpanCount()

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 )
@@ -32,29 +32,29 @@ func TestSmallFilesTogetherAsAlone(t *testing.T) {
 	var names []string
 	for i := range batches {
 		name := filepath.Join(dir, "a-"+string(rune('0'+i))+".jsonl")
-		testkit.WriteFile(t, name, gen.WriteJSONLines, batches[i:i+1])
+		testkit.WriteFile(t, name, sim.WriteJSONLines, batches[i:i+1])
 		names = append(names, name)
 	}
 	copyFile(t, names[3], filepath.Join(dir, "b-copy.jsonl"))
-	testkit.WriteFile(t, filepath.Join(dir, "c-resent.pb"), gen.WriteProtoFramed, batches[1:2])
+	testkit.WriteFile(t, filepath.Join(dir, "c-resent.pb"), sim.WriteProtoFramed, batches[1:2])
 	moved := ptrace.NewTraces()
 	batches[2].CopyTo(moved)
 	sp := moved.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
 	sp.SetStartTimestamp(sp.StartTimestamp() + 1)
-	testkit.WriteFile(t, filepath.Join(dir, "d-moved.jsonl"), gen.WriteJSONLines, []ptrace.Traces{moved})
-	testkit.WriteFile(t, filepath.Join(dir, "e-twice.jsonl"), gen.WriteJSONLines, []ptrace.Traces{batches[4], batches[4]})
+	testkit.WriteFile(t, filepath.Join(dir, "d-moved.jsonl"), sim.WriteJSONLines, []ptrace.Traces{moved})
+	testkit.WriteFile(t, filepath.Join(dir, "e-twice.jsonl"), sim.WriteJSONLines, []ptrace.Traces{batches[4], batches[4]})
 	var damaged bytes.Buffer
-	gen.WriteJSONLines(&damaged, testkit.Batches(42, 20, 10))
+	sim.WriteJSONLines(&damaged, testkit.Batches(42, 20, 10))
 	damaged.WriteString("this is not json {\n")
 	os.WriteFile(filepath.Join(dir, "f-damaged.jsonl"), damaged.Bytes(), 0o644)
 	os.WriteFile(filepath.Join(dir, "g-empty.json"), nil, 0o644)
 	os.WriteFile(filepath.Join(dir, "h-README.txt"), []byte("Traces exported nightly.\n"), 0o644)
-	testkit.WriteFile(t, filepath.Join(dir, "i-last.jsonl"), gen.WriteJSONLines, testkit.Batches(43, 30, 30))
+	testkit.WriteFile(t, filepath.Join(dir, "i-last.jsonl"), sim.WriteJSONLines, testkit.Batches(43, 30, 30))
 
 	// Later, the spans of two files stored before, batched anew, beside new ones.
 	later := t.TempDir()
-	testkit.WriteFile(t, filepath.Join(later, "j-rebatched.pb"), gen.WriteProtoFramed, []ptrace.Traces{testkit.Merge(batches[5:7])})
-	testkit.WriteFile(t, filepath.Join(later, "k-new.jsonl"), gen.WriteJSONLines, testkit.Batches(44, 30, 30))
+	testkit.WriteFile(t, filepath.Join(later, "j-rebatched.pb"), sim.WriteProtoFramed, []ptrace.Traces{testkit.Merge(batches[5:7])})
+	testkit.WriteFile(t, filepath.Join(later, "k-new.jsonl"), sim.WriteJSONLines, testkit.Batches(44, 30, 30))
 
 	together := smallFilesState(t, dir, later)
 	restore := ingest.SetSmallFileBytes(-1)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit"
 )
 
@@ -17,7 +17,7 @@ import (
 func TestGenTruthFileIsLeftOutOfAWalk(t *testing.T) {
 	dir := t.TempDir()
 	batches := testkit.Batches(41, 40, 20)
-	testkit.WriteFile(t, filepath.Join(dir, "traces.jsonl"), gen.WriteJSONLines, batches)
+	testkit.WriteFile(t, filepath.Join(dir, "traces.jsonl"), sim.WriteJSONLines, batches)
 	truth := filepath.Join(dir, "traces.jsonl.truth.json")
 	os.WriteFile(truth, []byte(`{"requests": []}`), 0o644)
 

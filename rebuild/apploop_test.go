@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 )
 
 // TestAppLoopInvisibleFailures rebuilds application retry loops during a
@@ -20,8 +20,8 @@ func TestAppLoopInvisibleFailures(t *testing.T) {
 	for seed := int64(1); seed <= 5; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			t.Parallel()
-			cfg := shapeConfig([]gen.Shape{gen.ShapeAppLoop, gen.ShapeAgent}, 400, seed)
-			cfg.Faults = gen.DefaultFaults().Scale(3)
+			cfg := shapeConfig([]sim.Shape{sim.ShapeAppLoop, sim.ShapeAgent}, 400, seed)
+			cfg.Faults = sim.DefaultFaults().Scale(3)
 			st, truth := generated(t, cfg)
 			got := loadRequests(t, st)
 			compareTruth(t, truth, got)
@@ -30,10 +30,10 @@ func TestAppLoopInvisibleFailures(t *testing.T) {
 			// abandoned and re-sent, and agent tasks of several steps.
 			abandoned, stepsPerTask := 0, map[string]int{}
 			for _, r := range truth.Requests {
-				if r.Shape == gen.ShapeAppLoop && slices.Contains(r.Triggers, "abandoned") {
+				if r.Shape == sim.ShapeAppLoop && slices.Contains(r.Triggers, "abandoned") {
 					abandoned++
 				}
-				if r.Shape == gen.ShapeAgent {
+				if r.Shape == sim.ShapeAgent {
 					stepsPerTask[strings.Split(r.Key, ":")[0]]++
 				}
 			}
@@ -55,7 +55,7 @@ func TestAppLoopInvisibleFailures(t *testing.T) {
 
 // checkWorkload compares the workload figures of the rebuilt requests with
 // the truth's: counts exactly, rates to rounding.
-func checkWorkload(t *testing.T, truth gen.Truth, got map[string]*rebuilt) {
+func checkWorkload(t *testing.T, truth sim.Truth, got map[string]*rebuilt) {
 	t.Helper()
 	var g, w splitFigures
 	for _, r := range got {

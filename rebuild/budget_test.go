@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 )
 
 // TestOutcomeBudgetTruth: under a retry budget (seed 001's: retries up to
@@ -25,7 +25,7 @@ func TestOutcomeBudgetTruth(t *testing.T) {
 			t.Parallel()
 			cfg := shapeConfig(nil, 700, seed)
 			cfg.Policy.Budget = 0.1
-			cfg.Faults = gen.DefaultFaults().Scale(5)
+			cfg.Faults = sim.DefaultFaults().Scale(5)
 			st, truth := generated(t, cfg)
 			details := outcomeDetails(t, st)
 			var budget, found, typed, deterministic int

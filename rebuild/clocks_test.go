@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
 )
@@ -34,7 +34,7 @@ func TestClocksThatDisagree(t *testing.T) {
 	f.add(fspan{trace: t2, id: "c200000000000002", parent: "c200000000000001", service: "llm", scope: "srv", name: "POST /v1/chat",
 		kind: server, startMs: 70, endMs: 390})
 
-	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "clocks.jsonl"), gen.WriteJSONLines, []ptrace.Traces{f.td})
+	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "clocks.jsonl"), sim.WriteJSONLines, []ptrace.Traces{f.td})
 	st := testkit.Open(t)
 	ctx := context.Background()
 	if _, err := ingest.Run(ctx, st, []string{path}, ingest.Options{}); err != nil {

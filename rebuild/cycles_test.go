@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
@@ -44,7 +44,7 @@ func ingestFixture(t testing.TB, f *fixture) *store.Store {
 
 func ingestInto(t testing.TB, st *store.Store, td ptrace.Traces) {
 	t.Helper()
-	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "fixture.jsonl"), gen.WriteJSONLines, []ptrace.Traces{td})
+	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "fixture.jsonl"), sim.WriteJSONLines, []ptrace.Traces{td})
 	if _, err := ingest.Run(context.Background(), st, []string{path}, ingest.Options{}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
 )
@@ -42,7 +42,7 @@ type fevent struct {
 }
 
 func newFixture() *fixture {
-	return &fixture{td: ptrace.NewTraces(), base: gen.DefaultStart.UnixNano()}
+	return &fixture{td: ptrace.NewTraces(), base: sim.DefaultStart.UnixNano()}
 }
 
 func traceID(s string) pcommon.TraceID {
@@ -120,7 +120,7 @@ func rebuildFixture(t *testing.T, f *fixture) map[string]*rebuilt {
 
 func rebuildFixtureWith(t *testing.T, f *fixture, opt rebuild.Options) map[string]*rebuilt {
 	t.Helper()
-	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "fixture.jsonl"), gen.WriteJSONLines, []ptrace.Traces{f.td})
+	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "fixture.jsonl"), sim.WriteJSONLines, []ptrace.Traces{f.td})
 	st := testkit.Open(t)
 	ctx := context.Background()
 	if _, err := ingest.Run(ctx, st, []string{path}, ingest.Options{}); err != nil {

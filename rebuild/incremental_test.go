@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
@@ -22,7 +22,7 @@ func writeParts(t *testing.T, parts []ptrace.Traces) []string {
 	var paths []string
 	for i, td := range parts {
 		p := filepath.Join(dir, fmt.Sprintf("part%02d.jsonl", i))
-		paths = append(paths, testkit.WriteFile(t, p, gen.WriteJSONLines, []ptrace.Traces{td}))
+		paths = append(paths, testkit.WriteFile(t, p, sim.WriteJSONLines, []ptrace.Traces{td}))
 	}
 	return paths
 }
@@ -35,18 +35,18 @@ func dumpDerived(t *testing.T, st *store.Store) (string, string) {
 // Updating after each new file gives exactly the tables of one rebuild
 // over all files, with traces and split retries straddling the cuts.
 func TestIncrementalEqualsFull(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Requests, cfg.Rate = 11, 1500, 20 // about 75 s of traffic
-	res, err := gen.Generate(cfg)
+	res, err := sim.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := uint64(gen.DefaultStart.UnixNano())
+	start := uint64(sim.DefaultStart.UnixNano())
 	var cuts []uint64 // every 6 s: many straddling traces and split retries
 	for c := uint64(6e9); c < 75e9; c += 6e9 {
 		cuts = append(cuts, start+c)
 	}
-	paths := writeParts(t, gen.CutByEnd(res.Traces, cuts))
+	paths := writeParts(t, sim.CutByEnd(res.Traces, cuts))
 	ctx := context.Background()
 
 	full := testkit.Open(t)

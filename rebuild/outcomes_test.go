@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
@@ -45,13 +45,13 @@ func TestOutcomePathologies(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		detail string
-		config func(*gen.Config)
+		config func(*sim.Config)
 	}{
-		{"deadline", "deadline", func(c *gen.Config) {
-			c.Shapes, c.Deadline = []gen.Shape{gen.ShapeExplicit}, 1500*time.Millisecond
+		{"deadline", "deadline", func(c *sim.Config) {
+			c.Shapes, c.Deadline = []sim.Shape{sim.ShapeExplicit}, 1500*time.Millisecond
 		}},
-		{"abandoned_streams", "cancelled", func(c *gen.Config) {
-			c.Shapes, c.StreamShare, c.AbandonStreams = []gen.Shape{gen.ShapeExplicit, gen.ShapeAppLoop}, 1, 0.5
+		{"abandoned_streams", "cancelled", func(c *sim.Config) {
+			c.Shapes, c.StreamShare, c.AbandonStreams = []sim.Shape{sim.ShapeExplicit, sim.ShapeAppLoop}, 1, 0.5
 		}},
 	} {
 		for seed := int64(1); seed <= 2; seed++ {
@@ -195,12 +195,12 @@ func TestOutcomeRulesIgnoreMalformedStatements(t *testing.T) {
 // it is opened (migration 004), and the next Ensure rebuilds in full and
 // fills them.
 func TestMigrationAddsNewColumns(t *testing.T) {
-	cfg := shapeConfig([]gen.Shape{gen.ShapeExplicit}, 300, 3)
-	res, err := gen.Generate(cfg)
+	cfg := shapeConfig([]sim.Shape{sim.ShapeExplicit}, 300, 3)
+	res, err := sim.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "traces.jsonl"), gen.WriteJSONLines, res.Traces)
+	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "traces.jsonl"), sim.WriteJSONLines, res.Traces)
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "v3.duckdb")
 	st := testkit.OpenFile(t, db)

@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
@@ -81,7 +81,7 @@ func TestAttemptPhases(t *testing.T) {
 // fixtureStore ingests the fixture and rebuilds it, returning the database.
 func fixtureStore(t *testing.T, f *fixture) *store.Store {
 	t.Helper()
-	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "fixture.jsonl"), gen.WriteJSONLines, []ptrace.Traces{f.td})
+	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "fixture.jsonl"), sim.WriteJSONLines, []ptrace.Traces{f.td})
 	st := testkit.Open(t)
 	ctx := context.Background()
 	if _, err := ingest.Run(ctx, st, []string{path}, ingest.Options{}); err != nil {

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
@@ -37,7 +37,7 @@ type rebuilt struct {
 }
 
 // generated ingests a generated workload into a fresh database and rebuilds it.
-func generated(t *testing.T, cfg gen.Config) (*store.Store, gen.Truth) {
+func generated(t *testing.T, cfg sim.Config) (*store.Store, sim.Truth) {
 	t.Helper()
 	return workload.Rebuilt(t, cfg)
 }
@@ -81,14 +81,14 @@ func loadRequests(t *testing.T, st *store.Store) map[string]*rebuilt {
 	return out
 }
 
-func shapeConfig(shapes []gen.Shape, requests int, seed int64) gen.Config {
-	cfg := gen.DefaultConfig()
+func shapeConfig(shapes []sim.Shape, requests int, seed int64) sim.Config {
+	cfg := sim.DefaultConfig()
 	cfg.Seed = seed
 	cfg.Requests = requests
 	cfg.Shapes = shapes
 	// More faults than the default, so retries, nesting and every trigger
 	// show up in a few hundred requests.
-	cfg.Faults = gen.DefaultFaults().Scale(2.5)
+	cfg.Faults = sim.DefaultFaults().Scale(2.5)
 	return cfg
 }
 
@@ -96,7 +96,7 @@ const msTolerance = 0.1
 
 // compareTruth checks every truth request against the rebuilt one and
 // reports at most a few mismatches per kind, so a failure stays readable.
-func compareTruth(t *testing.T, truth gen.Truth, got map[string]*rebuilt) {
+func compareTruth(t *testing.T, truth sim.Truth, got map[string]*rebuilt) {
 	t.Helper()
 	if len(got) != len(truth.Requests) {
 		t.Errorf("rebuilt %d logical requests, truth has %d", len(got), len(truth.Requests))
@@ -194,10 +194,10 @@ func fmtPtr(p *float64) string {
 // TestShapes rebuilds each trace shape of the generator on its own and
 // compares every logical request with the simulation's truth.
 func TestShapes(t *testing.T) {
-	for _, shape := range gen.AllShapes() {
+	for _, shape := range sim.AllShapes() {
 		t.Run(string(shape), func(t *testing.T) {
 			t.Parallel()
-			st, truth := generated(t, shapeConfig([]gen.Shape{shape}, 300, 7))
+			st, truth := generated(t, shapeConfig([]sim.Shape{shape}, 300, 7))
 			compareTruth(t, truth, loadRequests(t, st))
 		})
 	}
@@ -206,7 +206,7 @@ func TestShapes(t *testing.T) {
 // TestNested makes every wrapped request an application loop around SDK
 // calls, so both layers' multipliers are checked on many requests.
 func TestNested(t *testing.T) {
-	cfg := shapeConfig([]gen.Shape{gen.ShapeWrapped}, 300, 11)
+	cfg := shapeConfig([]sim.Shape{sim.ShapeWrapped}, 300, 11)
 	cfg.Nested = true
 	st, truth := generated(t, cfg)
 	compareTruth(t, truth, loadRequests(t, st))
@@ -225,12 +225,12 @@ func TestMixed(t *testing.T) {
 // decorrelated backoff, many naive clients (4xx retried, Retry-After
 // ignored) and a retry budget.
 func TestPolicies(t *testing.T) {
-	cases := map[string]func(*gen.Config){
-		"none":         func(c *gen.Config) { c.Policy.Kind = gen.PolicyNone },
-		"fixed":        func(c *gen.Config) { c.Policy.Kind = gen.PolicyFixed },
-		"decorrelated": func(c *gen.Config) { c.Policy.Kind = gen.PolicyDecorrelated; c.Policy.MaxAttempts = 5 },
-		"naive":        func(c *gen.Config) { c.Policy.NaiveShare = 0.6; c.Faults.ClientError = 0.05 },
-		"budget":       func(c *gen.Config) { c.Policy.Budget = 0.1; c.Faults = gen.DefaultFaults().Scale(5) },
+	cases := map[string]func(*sim.Config){
+		"none":         func(c *sim.Config) { c.Policy.Kind = sim.PolicyNone },
+		"fixed":        func(c *sim.Config) { c.Policy.Kind = sim.PolicyFixed },
+		"decorrelated": func(c *sim.Config) { c.Policy.Kind = sim.PolicyDecorrelated; c.Policy.MaxAttempts = 5 },
+		"naive":        func(c *sim.Config) { c.Policy.NaiveShare = 0.6; c.Faults.ClientError = 0.05 },
+		"budget":       func(c *sim.Config) { c.Policy.Budget = 0.1; c.Faults = sim.DefaultFaults().Scale(5) },
 	}
 	for name, change := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -276,7 +276,7 @@ func TestBundledSample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no bundled sample: %v", err)
 	}
-	var truth gen.Truth
+	var truth sim.Truth
 	if err := json.Unmarshal(raw, &truth); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 )
@@ -62,7 +62,7 @@ func rebuiltFigures(t *testing.T, st *store.Store) splitFigures {
 	return f
 }
 
-func truthFigures(truth gen.Truth) splitFigures {
+func truthFigures(truth sim.Truth) splitFigures {
 	var f splitFigures
 	c := &f.counts
 	var lat []float64
@@ -96,7 +96,7 @@ func TestSplitConcurrent(t *testing.T) {
 		for seed := int64(1); seed <= seeds; seed++ {
 			t.Run(fmt.Sprintf("workers=%d/seed=%d", workers, seed), func(t *testing.T) {
 				t.Parallel()
-				cfg := shapeConfig([]gen.Shape{gen.ShapeSplit}, 2000, seed)
+				cfg := shapeConfig([]sim.Shape{sim.ShapeSplit}, 2000, seed)
 				cfg.SplitWorkers = workers
 				st, truth := generated(t, cfg)
 				checkSplitFigures(t, truthFigures(truth), rebuiltFigures(t, st))

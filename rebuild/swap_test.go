@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/queries"
@@ -19,13 +19,13 @@ import (
 // output tokens. A column renamed or dropped is an error naming the query
 // and the column.
 func TestSwappedColumnsLeaveTheRebuildAsItWas(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Requests = 31, 400
-	res, err := gen.Generate(cfg)
+	res, err := sim.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	traces := testkit.WriteFile(t, filepath.Join(t.TempDir(), "traces.jsonl"), gen.WriteJSONLines, res.Traces)
+	traces := testkit.WriteFile(t, filepath.Join(t.TempDir(), "traces.jsonl"), sim.WriteJSONLines, res.Traces)
 	const pair = "e.input_tokens, e.output_tokens,"
 	original := queries.Get("rebuild_spans")
 	swapped := replaceOnce(t, original, pair, "e.output_tokens, e.input_tokens,")

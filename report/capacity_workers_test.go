@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/analysis"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 )
@@ -17,9 +17,9 @@ import (
 // flight, and, at this rate, all four busy at some moment of nearly every
 // bucket (the backoffs between retries keep the mean load well under
 // four).
-func splitWorkersConfig() gen.Config {
-	cfg := gen.DefaultConfig()
-	cfg.Requests, cfg.Shapes, cfg.SplitWorkers, cfg.Seed, cfg.Rate = 1200, []gen.Shape{gen.ShapeSplit}, 4, 2, 200
+func splitWorkersConfig() sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.Requests, cfg.Shapes, cfg.SplitWorkers, cfg.Seed, cfg.Rate = 1200, []sim.Shape{sim.ShapeSplit}, 4, 2, 200
 	return cfg
 }
 
@@ -35,7 +35,7 @@ func buildWith(t *testing.T, st *store.Store, workers int) *Report {
 // truthBusy is the attempt-nanoseconds in flight per bucket of width w
 // from first, from the simulation's attempts, and the buckets' count:
 // from the bucket of the first start to that of the last end.
-func truthBusy(reqs []gen.Request, w int64) (busy []int64, first int64) {
+func truthBusy(reqs []sim.Request, w int64) (busy []int64, first int64) {
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, r := range reqs {
 		for _, a := range r.AttemptList {

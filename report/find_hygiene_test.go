@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/retryscope/retryscope/analysis"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 )
 
 // genReport generates cfg's workload, ingests and rebuilds it and builds
 // its report (no segments asked for: the findings segment on their own).
-func genReport(t *testing.T, cfg gen.Config) (*Report, gen.Truth) {
+func genReport(t *testing.T, cfg sim.Config) (*Report, sim.Truth) {
 	t.Helper()
 	st, truth := workload.Rebuilt(t, cfg)
 	ctx := context.Background()
@@ -28,7 +28,7 @@ func genReport(t *testing.T, cfg gen.Config) (*Report, gen.Truth) {
 }
 
 // truthSegment names a truth request's findings segment as findings do.
-func truthSegment(r gen.Request) string {
+func truthSegment(r sim.Request) string {
 	return analysis.SegmentName(map[string]string{"service": r.Service, "operation": r.Operation, "route": r.Route})
 }
 
@@ -74,7 +74,7 @@ func sameMs(a, b float64) bool { return math.Abs(a-b) <= 1e-6*max(1, math.Abs(b)
 
 // gapBefore is the truth's gap before attempt i: its start minus the
 // latest end of the attempts before it.
-func gapBefore(atts []gen.Attempt, i int) int64 {
+func gapBefore(atts []sim.Attempt, i int) int64 {
 	var latest int64
 	for _, a := range atts[:i] {
 		latest = max(latest, a.EndNs)
@@ -88,7 +88,7 @@ func gapBefore(atts []gen.Attempt, i int) int64 {
 // at least five such retries, with the truth's retries, time (each retry's
 // elapsed time and the gap before it), tokens and retries per status.
 func TestRetryOnClientErrorTruth(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests, cfg.Seed = 1500, 7
 	cfg.Policy.NaiveShare = 0
 	cfg.Pathologies.Retry4xx = "checkout"
@@ -160,7 +160,7 @@ func TestRetryOnClientErrorTruth(t *testing.T) {
 // the truth's count and time early; the segment measures hold the same
 // figures, and the workload's add up over every request.
 func TestIgnoresRetryAfterTruth(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests, cfg.Seed = 1500, 8
 	cfg.Policy.NaiveShare = 0
 	cfg.Faults.RateLimited = 0.15
@@ -235,11 +235,11 @@ func TestIgnoresRetryAfterTruth(t *testing.T) {
 // within ±2% of one value, and that value is the base plus the few
 // milliseconds of overhead around the wait.
 func TestNoJitterTruth(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests, cfg.Seed = 1500, 9
-	cfg.Shapes = []gen.Shape{gen.ShapeExplicit}
-	cfg.Policy.Kind, cfg.Policy.NaiveShare = gen.PolicyFixed, 0
-	cfg.Faults = gen.DefaultFaults().Scale(2)
+	cfg.Shapes = []sim.Shape{sim.ShapeExplicit}
+	cfg.Policy.Kind, cfg.Policy.NaiveShare = sim.PolicyFixed, 0
+	cfg.Faults = sim.DefaultFaults().Scale(2)
 	rep, truth := genReport(t, cfg)
 	if truth.Params.Policy != "fixed" {
 		t.Fatalf("truth policy %q", truth.Params.Policy)
@@ -312,11 +312,11 @@ func checkOneFinding(t *testing.T, rep *Report, kind string, segments int) {
 // retry's start and its spread; the waves add up to the attempts the
 // outage shed.
 func TestRetryLockstepTruth(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests, cfg.Seed, cfg.Rate = 2000, 10, 40
-	cfg.Shapes = []gen.Shape{gen.ShapeExplicit, gen.ShapeWrapped}
-	cfg.Policy.Kind, cfg.Policy.NaiveShare = gen.PolicyFixed, 0
-	cfg.Faults = gen.FaultMix{}
+	cfg.Shapes = []sim.Shape{sim.ShapeExplicit, sim.ShapeWrapped}
+	cfg.Policy.Kind, cfg.Policy.NaiveShare = sim.PolicyFixed, 0
+	cfg.Faults = sim.FaultMix{}
 	cfg.Pathologies.Lockstep = "api.openai.com"
 	rep, truth := genReport(t, cfg)
 
@@ -376,10 +376,10 @@ func TestRetryLockstepTruth(t *testing.T) {
 // Retry-After honoured, 4xx not retried, incidents but no outage) gives
 // none of the retry-hygiene findings.
 func TestHealthyHygiene(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests, cfg.Seed = 2000, 11
 	cfg.Policy.NaiveShare = 0
-	cfg.Faults = gen.DefaultFaults().Scale(2)
+	cfg.Faults = sim.DefaultFaults().Scale(2)
 	rep, _ := genReport(t, cfg)
 	for _, f := range rep.Findings {
 		switch f.Kind {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/retryscope/retryscope/analysis"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 )
 
@@ -20,8 +20,8 @@ func segmentOf(f analysis.Finding) truthKey {
 }
 
 // truthBySegment groups the truth requests that keep says count.
-func truthBySegment(truth gen.Truth, keep func(gen.Request) bool) map[truthKey][]gen.Request {
-	out := map[truthKey][]gen.Request{}
+func truthBySegment(truth sim.Truth, keep func(sim.Request) bool) map[truthKey][]sim.Request {
+	out := map[truthKey][]sim.Request{}
 	for _, r := range truth.Requests {
 		if keep(r) {
 			k := truthKey{r.Service, r.Operation, r.Route}
@@ -33,7 +33,7 @@ func truthBySegment(truth gen.Truth, keep func(gen.Request) bool) map[truthKey][
 
 // findingsOf builds the report of a generated workload and returns its
 // findings of one kind by segment, and the truth.
-func findingsByTruthKey(t *testing.T, cfg gen.Config, kind string) (map[truthKey]analysis.Finding, gen.Truth) {
+func findingsByTruthKey(t *testing.T, cfg sim.Config, kind string) (map[truthKey]analysis.Finding, sim.Truth) {
 	t.Helper()
 	st, truth := workload.Rebuilt(t, cfg)
 	rep, err := Build(context.Background(), st, Options{Baseline: "none"})
@@ -60,7 +60,7 @@ func evidenceOf(t *testing.T, f analysis.Finding, name string) float64 {
 
 // checkSegments: a finding for every truth segment with at least
 // minWasted requests, none for the others; check compares the figures.
-func checkSegments(t *testing.T, found map[truthKey]analysis.Finding, want map[truthKey][]gen.Request, check func(analysis.Finding, []gen.Request)) {
+func checkSegments(t *testing.T, found map[truthKey]analysis.Finding, want map[truthKey][]sim.Request, check func(analysis.Finding, []sim.Request)) {
 	t.Helper()
 	fired := 0
 	for seg, reqs := range want {
@@ -87,12 +87,12 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6*max(1, math.Abs(b)) 
 // TestDeadlineExhaustedTruth: a deadline that cuts explicit requests; the
 // finding's counts, attempts and time equal the truth's, per segment.
 func TestDeadlineExhaustedTruth(t *testing.T) {
-	cfg := gen.DefaultConfig()
-	cfg.Requests, cfg.Shapes, cfg.Deadline = 600, []gen.Shape{gen.ShapeExplicit}, 4*time.Second
-	cfg.Faults = gen.DefaultFaults().Scale(2.5)
+	cfg := sim.DefaultConfig()
+	cfg.Requests, cfg.Shapes, cfg.Deadline = 600, []sim.Shape{sim.ShapeExplicit}, 4*time.Second
+	cfg.Faults = sim.DefaultFaults().Scale(2.5)
 	found, truth := findingsByTruthKey(t, cfg, "deadline_exhausted")
-	want := truthBySegment(truth, func(r gen.Request) bool { return r.Exhausted == "deadline" })
-	checkSegments(t, found, want, func(f analysis.Finding, reqs []gen.Request) {
+	want := truthBySegment(truth, func(r sim.Request) bool { return r.Exhausted == "deadline" })
+	checkSegments(t, found, want, func(f analysis.Finding, reqs []sim.Request) {
 		var attempts int64
 		var ms float64
 		for _, r := range reqs {
@@ -112,11 +112,11 @@ func TestDeadlineExhaustedTruth(t *testing.T) {
 // TestAbandonedStreamsTruth: clients that stop reading streams part-way;
 // the finding's streams, wasted tokens and time equal the truth's.
 func TestAbandonedStreamsTruth(t *testing.T) {
-	cfg := gen.DefaultConfig()
-	cfg.Requests, cfg.Shapes, cfg.StreamShare, cfg.AbandonStreams = 800, []gen.Shape{gen.ShapeExplicit}, 1, 0.5
+	cfg := sim.DefaultConfig()
+	cfg.Requests, cfg.Shapes, cfg.StreamShare, cfg.AbandonStreams = 800, []sim.Shape{sim.ShapeExplicit}, 1, 0.5
 	found, truth := findingsByTruthKey(t, cfg, "abandoned_streams")
-	want := truthBySegment(truth, func(r gen.Request) bool { return r.Exhausted == "cancelled" })
-	checkSegments(t, found, want, func(f analysis.Finding, reqs []gen.Request) {
+	want := truthBySegment(truth, func(r sim.Request) bool { return r.Exhausted == "cancelled" })
+	checkSegments(t, found, want, func(f analysis.Finding, reqs []sim.Request) {
 		var tokens int64
 		var ms float64
 		for _, r := range reqs {
@@ -136,12 +136,12 @@ func TestAbandonedStreamsTruth(t *testing.T) {
 // attempts; the finding says up to 9 attempts per call, and its observed
 // amplification equals the truth's.
 func TestNestedRetryLoopsTruth(t *testing.T) {
-	cfg := gen.DefaultConfig()
-	cfg.Requests, cfg.Shapes, cfg.Nested = 800, []gen.Shape{gen.ShapeWrapped}, true
+	cfg := sim.DefaultConfig()
+	cfg.Requests, cfg.Shapes, cfg.Nested = 800, []sim.Shape{sim.ShapeWrapped}, true
 	cfg.Policy.AppTries, cfg.Policy.MaxAttempts = 3, 3
-	cfg.Faults = gen.DefaultFaults().Scale(4)
+	cfg.Faults = sim.DefaultFaults().Scale(4)
 	found, truth := findingsByTruthKey(t, cfg, "nested_retry_loops")
-	want := truthBySegment(truth, func(r gen.Request) bool { return len(r.LayerCounts) >= 2 })
+	want := truthBySegment(truth, func(r sim.Request) bool { return len(r.LayerCounts) >= 2 })
 	for seg, reqs := range want {
 		app, sdk := 0, 0
 		for _, r := range reqs {
@@ -153,7 +153,7 @@ func TestNestedRetryLoopsTruth(t *testing.T) {
 		}
 	}
 	nine := 0
-	checkSegments(t, found, want, func(f analysis.Finding, reqs []gen.Request) {
+	checkSegments(t, found, want, func(f analysis.Finding, reqs []sim.Request) {
 		app, sdk, attempts := 0, 0, 0
 		for _, r := range reqs {
 			app = max(app, r.LayerCounts[0])
@@ -179,9 +179,9 @@ func TestNestedRetryLoopsTruth(t *testing.T) {
 // TestHealthyNoOutcomeFindings: a healthy workload (no faults) of every
 // shape, nested loops included, fires none of these findings.
 func TestHealthyNoOutcomeFindings(t *testing.T) {
-	cfg := gen.DefaultConfig()
-	cfg.Requests, cfg.Faults, cfg.Nested = 600, gen.FaultMix{}, true
-	cfg.Shapes = append(gen.AllShapes(), gen.OptInShapes()...)
+	cfg := sim.DefaultConfig()
+	cfg.Requests, cfg.Faults, cfg.Nested = 600, sim.FaultMix{}, true
+	cfg.Shapes = append(sim.AllShapes(), sim.OptInShapes()...)
 	st, _ := workload.Rebuilt(t, cfg)
 	rep, err := Build(context.Background(), st, Options{Baseline: "none"})
 	if err != nil {
@@ -198,9 +198,9 @@ func TestHealthyNoOutcomeFindings(t *testing.T) {
 // TestTasksTruth: agent tasks whose steps share a trace; the tasks of
 // several requests, the most calls and attempts in one, equal the truth.
 func TestTasksTruth(t *testing.T) {
-	cfg := gen.DefaultConfig()
-	cfg.Requests, cfg.Shapes = 600, []gen.Shape{gen.ShapeAgent, gen.ShapeAppLoop}
-	cfg.Faults = gen.DefaultFaults().Scale(3)
+	cfg := sim.DefaultConfig()
+	cfg.Requests, cfg.Shapes = 600, []sim.Shape{sim.ShapeAgent, sim.ShapeAppLoop}
+	cfg.Faults = sim.DefaultFaults().Scale(3)
 	st, truth := workload.Rebuilt(t, cfg)
 	rep, err := Build(context.Background(), st, Options{Baseline: "none"})
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/analysis"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 )
 
@@ -13,10 +13,10 @@ import (
 // three) against servers that rarely fail give no finding at all, of any
 // kind, while the workload still retries.
 func TestHealthyWorkloadHasNoFindings(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Requests, cfg.Rate = 4, 3000, 20
-	cfg.Faults = gen.FaultMix{RateLimited: 0.005, ServerError: 0.005, Reset: 0.002, Timeout: 0.002}
-	cfg.Shapes = append(gen.AllShapes(), gen.ShapeAppLoop)
+	cfg.Faults = sim.FaultMix{RateLimited: 0.005, ServerError: 0.005, Reset: 0.002, Timeout: 0.002}
+	cfg.Shapes = append(sim.AllShapes(), sim.ShapeAppLoop)
 	cfg.Policy.NaiveShare = 0
 	st, _ := workload.Rebuilt(t, cfg)
 	rep := buildReport(t, st)

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/analysis"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 )
 
 // TestNoJitterLeavesEvaluatorLoops: with a fixed backoff everywhere and
@@ -14,10 +14,10 @@ import (
 // nothing for: seed 004): on every segment it fires on, its count of
 // retries timed by the client is the truth's count of such retries.
 func TestNoJitterLeavesEvaluatorLoops(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests, cfg.Seed = 800, 3
-	cfg.Shapes = []gen.Shape{gen.ShapeExplicit}
-	cfg.Policy.Kind = gen.PolicyFixed
+	cfg.Shapes = []sim.Shape{sim.ShapeExplicit}
+	cfg.Policy.Kind = sim.PolicyFixed
 	cfg.Faults.Reject = 0.6
 	rep, truth := genReport(t, cfg)
 	timed := map[string]int{}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 	"github.com/retryscope/retryscope/model"
 )
@@ -50,9 +50,9 @@ func TestReadPrices(t *testing.T) {
 // attempts equal the truth's tokens priced by the default table, and
 // every LLM request is priced.
 func TestSpendTruth(t *testing.T) {
-	cfg := gen.DefaultConfig()
-	cfg.Requests, cfg.Shapes = 600, []gen.Shape{gen.ShapeExplicit, gen.ShapeWrapped}
-	cfg.Faults = gen.DefaultFaults().Scale(2.5)
+	cfg := sim.DefaultConfig()
+	cfg.Requests, cfg.Shapes = 600, []sim.Shape{sim.ShapeExplicit, sim.ShapeWrapped}
+	cfg.Faults = sim.DefaultFaults().Scale(2.5)
 	st, truth := workload.Rebuilt(t, cfg)
 	rep, err := Build(context.Background(), st, Options{Baseline: "none"})
 	if err != nil {

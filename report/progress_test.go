@@ -6,14 +6,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 )
 
 // TestBuildProgress: Build tells Options.Progress of every step, in order,
 // numbered of how many there are; the what-if step only with a replay.
 func TestBuildProgress(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests = 200
 	st, _ := workload.Rebuilt(t, cfg)
 	for _, whatif := range []bool{false, true} {

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
 )
@@ -93,7 +93,7 @@ func TestRetryOnClientErrorLeavesRetryableStatuses(t *testing.T) {
 	for range 3 {
 		loops = append(loops, loop{"sync", "inv", []int{404, 404, 404}})
 	}
-	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "traces.jsonl"), gen.WriteJSONLines, []ptrace.Traces{loopTraces(loops)})
+	path := testkit.WriteFile(t, filepath.Join(t.TempDir(), "traces.jsonl"), sim.WriteJSONLines, []ptrace.Traces{loopTraces(loops)})
 	st := testkit.Open(t)
 	ctx := context.Background()
 	if _, err := ingest.Run(ctx, st, []string{path}, ingest.Options{}); err != nil {

@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/analysis"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 	"github.com/retryscope/retryscope/model"
 )
 
 // truthRounds are the truth's rounds of r: the first attempt of each
 // prompt, a new one after each rejected output.
-func truthRounds(r gen.Request) []int {
+func truthRounds(r sim.Request) []int {
 	starts := []int{0}
 	for k := range len(r.AttemptList) - 1 {
 		if r.AttemptList[k].Trigger == "rejected_output" {
@@ -30,15 +30,15 @@ func truthRounds(r gen.Request) []int {
 // counts, with the p99 had each been capped; without re-prompts there are
 // neither.
 func TestTransportAndEvaluatorCurves(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests, cfg.Seed = 1500, 9
 	st, truth := workload.Rebuilt(t, cfg)
 	my := buildReport(t, st).MarginalYield
 	if my.Transport == nil || my.Evaluator == nil {
 		t.Fatal("no transport and evaluator curves on a workload with re-prompts")
 	}
-	end := func(r gen.Request, k int) float64 { return float64(r.AttemptList[k].EndNs-r.StartNs) / 1e6 }
-	used := func(r gen.Request) int { // 0-based, -1 when failed
+	end := func(r sim.Request, k int) float64 { return float64(r.AttemptList[k].EndNs-r.StartNs) / 1e6 }
+	used := func(r sim.Request) int { // 0-based, -1 when failed
 		if r.Outcome == "ok" {
 			for k, a := range r.AttemptList {
 				if a.Trigger == "" {
@@ -140,7 +140,7 @@ func TestTransportAndEvaluatorCurves(t *testing.T) {
 	}
 	t.Logf("evaluator: reached %v cleared %v; transport: reached %v cleared %v", evReached, evCleared, trReached, trCleared)
 
-	cfg.Shapes = []gen.Shape{gen.ShapeGRPC}
+	cfg.Shapes = []sim.Shape{sim.ShapeGRPC}
 	st, _ = workload.Rebuilt(t, cfg)
 	if my := buildReport(t, st).MarginalYield; my.Transport != nil || my.Evaluator != nil {
 		t.Error("curves of re-prompts on a workload without any")

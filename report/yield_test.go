@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/retryscope/retryscope/analysis"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 	"github.com/retryscope/retryscope/model"
@@ -18,7 +18,7 @@ import (
 
 // truthYield is the marginal yield of truth requests: per attempt n, the
 // requests that made it, those it answered, and the p99 capped at n.
-func truthYield(reqs []gen.Request) (reached, cleared []int, p99 []*float64) {
+func truthYield(reqs []sim.Request) (reached, cleared []int, p99 []*float64) {
 	most := 0
 	for _, r := range reqs {
 		most = max(most, r.Attempts)
@@ -61,7 +61,7 @@ func buildReport(t *testing.T, st *store.Store) *Report {
 	return rep
 }
 
-func checkCurve(t *testing.T, name string, c analysis.YieldCurve, reqs []gen.Request) {
+func checkCurve(t *testing.T, name string, c analysis.YieldCurve, reqs []sim.Request) {
 	t.Helper()
 	reached, cleared, p99 := truthYield(reqs)
 	if c.Requests != len(reqs) || len(c.Rows) != len(reached) {
@@ -85,7 +85,7 @@ func checkCurve(t *testing.T, name string, c analysis.YieldCurve, reqs []gen.Req
 // c(n) and the capped p99 of the workload and of each segment equal the
 // truth's.
 func TestMarginalYieldTruth(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests, cfg.Seed = 3000, 3
 	cfg.Policy.MaxAttempts = 5
 	st, truth := workload.Rebuilt(t, cfg)
@@ -96,7 +96,7 @@ func TestMarginalYieldTruth(t *testing.T) {
 		t.Errorf("the workload's curve has %d attempts; the test needs 5 or more", len(my.Workload.Rows))
 	}
 	for _, s := range my.Segments {
-		var reqs []gen.Request
+		var reqs []sim.Request
 		for _, r := range truth.Requests {
 			if r.Service == s.Segment["service"] && r.Operation == s.Segment["operation"] && r.Route == s.Segment["route"] {
 				reqs = append(reqs, r)
@@ -115,10 +115,10 @@ func TestMarginalYieldTruth(t *testing.T) {
 // stormConfig is a storm: a high request rate on routes whose incidents
 // multiply the fault rates, with attempts in flight counted by the
 // simulation per second.
-func stormConfig() gen.Config {
-	cfg := gen.DefaultConfig()
+func stormConfig() sim.Config {
+	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Requests, cfg.Rate = 11, 3000, 60
-	cfg.Shapes = []gen.Shape{gen.ShapeExplicit, gen.ShapeResend, gen.ShapeGRPC}
+	cfg.Shapes = []sim.Shape{sim.ShapeExplicit, sim.ShapeResend, sim.ShapeGRPC}
 	cfg.FlightBucket = time.Second
 	return cfg
 }
@@ -165,7 +165,7 @@ func TestCapacityTruth(t *testing.T) {
 	for _, s := range rep.Capacity.Spikes {
 		from, _ := time.Parse(time.RFC3339Nano, s.Start)
 		to, _ := time.Parse(time.RFC3339Nano, s.End)
-		in := slices.ContainsFunc(truth.Incidents, func(iv gen.Incident) bool {
+		in := slices.ContainsFunc(truth.Incidents, func(iv sim.Incident) bool {
 			return iv.StartNs < to.UnixNano() && iv.EndNs > from.UnixNano()-int64(10*time.Second)
 		})
 		if !in {
@@ -216,10 +216,10 @@ func findingsOf(rep *Report, kind string) []analysis.Finding {
 // fallbackConfig is nested LLM requests whose application loop's last try
 // goes to the fallback provider, which fails far less often than the
 // primary (and never has the primary's incidents).
-func fallbackConfig() gen.Config {
-	cfg := gen.DefaultConfig()
+func fallbackConfig() sim.Config {
+	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Requests, cfg.Rate = 5, 3000, 40
-	cfg.Shapes, cfg.Nested = []gen.Shape{gen.ShapeWrapped}, true
+	cfg.Shapes, cfg.Nested = []sim.Shape{sim.ShapeWrapped}, true
 	return cfg
 }
 
@@ -283,9 +283,9 @@ func TestRouteRetriesTruth(t *testing.T) {
 // p99; cap_attempts names the ceiling, with the figures of the marginal
 // yield table.
 func TestCapAttempts(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Requests, cfg.Rate = 2, 3000, 30
-	cfg.Shapes = []gen.Shape{gen.ShapeResend}
+	cfg.Shapes = []sim.Shape{sim.ShapeResend}
 	cfg.Policy.MaxAttempts = 6
 	st, truth := workload.Rebuilt(t, cfg)
 	rep := buildReport(t, st)
@@ -333,7 +333,7 @@ func TestCapAttempts(t *testing.T) {
 // retries each way, their success and its cost (the same-route retries
 // that failed, their time with the wait before each) are the truth's;
 // every segment whose truth shows the gain is named.
-func checkFallbackSegments(t *testing.T, rep *Report, truth gen.Truth) {
+func checkFallbackSegments(t *testing.T, rep *Report, truth sim.Truth) {
 	t.Helper()
 	type tally struct {
 		same, sameOK, alt, altOK int64
@@ -388,7 +388,7 @@ func checkFallbackSegments(t *testing.T, rep *Report, truth gen.Truth) {
 // checkCapCost: a cap_attempts finding capping a segment at n counts the
 // truth's requests of that segment that made attempt n+1, and costs the
 // truth's attempts beyond n, each with the wait before it.
-func checkCapCost(t *testing.T, f analysis.Finding, n int, truth gen.Truth) {
+func checkCapCost(t *testing.T, f analysis.Finding, n int, truth sim.Truth) {
 	t.Helper()
 	var reached, beyond int64
 	var ms float64

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 	"github.com/retryscope/retryscope/model"
@@ -160,7 +160,7 @@ func TestSingleAttemptShortcut(t *testing.T) {
 // with the default faults and policy.
 func generated(t *testing.T, seed int64, requests int) *store.Store {
 	t.Helper()
-	cfg := gen.Config{Seed: seed, Requests: requests, StreamShare: 0.5, Faults: gen.DefaultFaults(), Policy: gen.DefaultPolicy()}
+	cfg := sim.Config{Seed: seed, Requests: requests, StreamShare: 0.5, Faults: sim.DefaultFaults(), Policy: sim.DefaultPolicy()}
 	st, _ := workload.Rebuilt(t, cfg)
 	return st
 }

@@ -7,7 +7,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 )
@@ -16,7 +16,7 @@ import (
 // each gives computed alone, and specs that read other requests are
 // refused.
 func TestComputeManyMatchesCompute(t *testing.T) {
-	cfg := gen.Config{Seed: 5, Requests: 3000, StreamShare: 0.5, Faults: gen.DefaultFaults(), Policy: gen.DefaultPolicy()}
+	cfg := sim.Config{Seed: 5, Requests: 3000, StreamShare: 0.5, Faults: sim.DefaultFaults(), Policy: sim.DefaultPolicy()}
 	st, _ := workload.Rebuilt(t, cfg)
 	ctx := context.Background()
 	specs := []Spec{

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 	"github.com/retryscope/retryscope/model"
 )
@@ -147,7 +147,7 @@ func TestClosedLoopReplay(t *testing.T) {
 // none of their segments is taken for a closed loop, so their replays
 // keep the recorded starts.
 func TestGenIsOpenLoop(t *testing.T) {
-	for name, cfg := range map[string]gen.Config{"calm": calm(func(*gen.Policy) {}), "nested": nested(func(*gen.Policy) {}), "storm": storm(func(*gen.Policy) {})} {
+	for name, cfg := range map[string]sim.Config{"calm": calm(func(*sim.Policy) {}), "nested": nested(func(*sim.Policy) {}), "storm": storm(func(*sim.Policy) {})} {
 		st, _ := workload.Rebuilt(t, cfg)
 		reqs, err := load(context.Background(), st, "", model.Window{})
 		if err != nil {

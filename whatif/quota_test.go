@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 )
 
@@ -21,7 +21,7 @@ import (
 func TestPredictsRetryQuota(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		cfg      func(func(*gen.Policy)) gen.Config
+		cfg      func(func(*sim.Policy)) sim.Config
 		tokens   int
 		rel      float64
 		feedback bool
@@ -33,7 +33,7 @@ func TestPredictsRetryQuota(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			q := DefaultQuota
 			q.Tokens = float64(c.tokens)
-			predictRerun(t, c.name, c.cfg, func(p *gen.Policy) { p.Quota = c.tokens }, Policy{Quota: &q}, c.rel, c.feedback)
+			predictRerun(t, c.name, c.cfg, func(p *sim.Policy) { p.Quota = c.tokens }, Policy{Quota: &q}, c.rel, c.feedback)
 		})
 	}
 }
@@ -74,7 +74,7 @@ func TestParseQuota(t *testing.T) {
 func TestPredictsNoProgress(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		cfg      func(func(*gen.Policy)) gen.Config
+		cfg      func(func(*sim.Policy)) sim.Config
 		rel      float64
 		feedback bool
 	}{
@@ -83,7 +83,7 @@ func TestPredictsNoProgress(t *testing.T) {
 		{"storm", storm, 0.10, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			predictRerun(t, c.name+", no progress", c.cfg, func(p *gen.Policy) { p.NoProgress = true }, Policy{NoProgress: true}, c.rel, c.feedback)
+			predictRerun(t, c.name+", no progress", c.cfg, func(p *sim.Policy) { p.NoProgress = true }, Policy{NoProgress: true}, c.rel, c.feedback)
 		})
 	}
 }
@@ -98,15 +98,15 @@ func TestFailedByAndPeak(t *testing.T) {
 		name   string
 		stop   string
 		exh    string
-		change func(*gen.Policy)
+		change func(*sim.Policy)
 		policy Policy
 	}{
-		{"quota", StopRetryQuota, "quota", func(p *gen.Policy) { p.Quota = 60 }, Policy{Quota: &Quota{60, 5, 10, 1}}},
-		{"no progress", StopNoProgress, "no_progress", func(p *gen.Policy) { p.NoProgress = true }, Policy{NoProgress: true}},
-		{"retry lane", StopNoCapacity, "no_capacity", func(p *gen.Policy) { p.RetryLane = 3 }, Policy{RetryLane: 3}},
+		{"quota", StopRetryQuota, "quota", func(p *sim.Policy) { p.Quota = 60 }, Policy{Quota: &Quota{60, 5, 10, 1}}},
+		{"no progress", StopNoProgress, "no_progress", func(p *sim.Policy) { p.NoProgress = true }, Policy{NoProgress: true}},
+		{"retry lane", StopNoCapacity, "no_capacity", func(p *sim.Policy) { p.RetryLane = 3 }, Policy{RetryLane: 3}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			recorded, _ := workload.Rebuilt(t, storm(func(*gen.Policy) {}))
+			recorded, _ := workload.Rebuilt(t, storm(func(*sim.Policy) {}))
 			_, truth := workload.Rebuilt(t, storm(c.change))
 			want := 0
 			for _, r := range truth.Requests {
@@ -121,7 +121,7 @@ func TestFailedByAndPeak(t *testing.T) {
 			}
 		})
 	}
-	st, _ := workload.Rebuilt(t, storm(func(*gen.Policy) {}))
+	st, _ := workload.Rebuilt(t, storm(func(*sim.Policy) {}))
 	res := replayOf(t, st, Policy{})
 	rec, mod := res.Overall.Recorded, res.Overall.Modeled
 	if !maps.Equal(rec.FailedBy, mod.FailedBy) || rec.PeakInFlight != mod.PeakInFlight || rec.PeakInFlight < 2 {
@@ -134,7 +134,7 @@ func TestFailedByAndPeak(t *testing.T) {
 // modeled utilisation are the offered load over the workers, overall and
 // per segment; without, there is none.
 func TestUtilisationAgainstWorkers(t *testing.T) {
-	st, _ := workload.Rebuilt(t, calm(func(*gen.Policy) {}))
+	st, _ := workload.Rebuilt(t, calm(func(*sim.Policy) {}))
 	res, err := Replay(context.Background(), st, Policy{Inner: 1}, Options{Seed: 1, Workers: 7})
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +161,7 @@ func TestUtilisationAgainstWorkers(t *testing.T) {
 func TestPredictsRetryLane(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		cfg      func(func(*gen.Policy)) gen.Config
+		cfg      func(func(*sim.Policy)) sim.Config
 		lane     int
 		rel      float64
 		feedback bool
@@ -170,7 +170,7 @@ func TestPredictsRetryLane(t *testing.T) {
 		{"storm, 3 retries", storm, 3, 0.10, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			predictRerun(t, c.name, c.cfg, func(p *gen.Policy) { p.RetryLane = c.lane }, Policy{RetryLane: c.lane}, c.rel, c.feedback)
+			predictRerun(t, c.name, c.cfg, func(p *sim.Policy) { p.RetryLane = c.lane }, Policy{RetryLane: c.lane}, c.rel, c.feedback)
 		})
 	}
 }
@@ -197,9 +197,9 @@ func TestStopAsRecorded(t *testing.T) {
 // when asked) and holds it to gen's re-run of the same workload with
 // change and common random numbers: amplification and final failure
 // within rel (or 0.005), p99 within 10%.
-func predictRerun(t *testing.T, name string, cfg func(func(*gen.Policy)) gen.Config, change func(*gen.Policy), policy Policy, rel float64, feedback bool) {
+func predictRerun(t *testing.T, name string, cfg func(func(*sim.Policy)) sim.Config, change func(*sim.Policy), policy Policy, rel float64, feedback bool) {
 	t.Helper()
-	recorded, _ := workload.Rebuilt(t, cfg(func(*gen.Policy) {}))
+	recorded, _ := workload.Rebuilt(t, cfg(func(*sim.Policy) {}))
 	rerun, _ := workload.Rebuilt(t, cfg(change))
 	want := replayOf(t, rerun, Policy{}).Overall.Recorded
 	pred := replayOf(t, recorded, policy).Overall.Modeled

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 )
 
@@ -83,9 +83,9 @@ func TestBackoffRewaits(t *testing.T) {
 
 // explicitCalm is a calm workload of explicit-shape requests (the shape
 // gen gives a deadline) with common random numbers.
-func explicitCalm(change func(*gen.Config)) gen.Config {
-	cfg := gen.DefaultConfig()
-	cfg.Requests, cfg.Shapes, cfg.CRN = 3000, []gen.Shape{gen.ShapeExplicit}, true
+func explicitCalm(change func(*sim.Config)) sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.Requests, cfg.Shapes, cfg.CRN = 3000, []sim.Shape{sim.ShapeExplicit}, true
 	cfg.Faults.ClientError, cfg.Policy.NaiveShare = 0.03, 0.3
 	change(&cfg)
 	return cfg
@@ -96,20 +96,20 @@ func explicitCalm(change func(*gen.Config)) gen.Config {
 // with a raised cap (the attempts past it drawn from the segment's near
 // in time).
 func TestPredictsBackoffAndRaisedCap(t *testing.T) {
-	recorded, _ := workload.Rebuilt(t, explicitCalm(func(*gen.Config) {}))
+	recorded, _ := workload.Rebuilt(t, explicitCalm(func(*sim.Config) {}))
 	for _, c := range []struct {
 		name    string
 		policy  Policy
-		rerun   func(*gen.Config)
+		rerun   func(*sim.Config)
 		failRel float64
 	}{
 		{"fixed backoff", Policy{InnerBackoff: &Backoff{"fixed", 200 * time.Millisecond, 8 * time.Second}},
-			func(c *gen.Config) { c.Policy.Kind = gen.PolicyFixed }, 0.05},
+			func(c *sim.Config) { c.Policy.Kind = sim.PolicyFixed }, 0.05},
 		{"decorrelated backoff", Policy{InnerBackoff: &Backoff{"decorrelated", 200 * time.Millisecond, 8 * time.Second}},
-			func(c *gen.Config) { c.Policy.Kind = gen.PolicyDecorrelated }, 0.05},
+			func(c *sim.Config) { c.Policy.Kind = sim.PolicyDecorrelated }, 0.05},
 		// Past the recorded cap the draws come from requests that failed
 		// twice already, a harder lot than the re-run's: 10%.
-		{"cap 3→5", Policy{Inner: 5}, func(c *gen.Config) { c.Policy.MaxAttempts = 5 }, 0.10},
+		{"cap 3→5", Policy{Inner: 5}, func(c *sim.Config) { c.Policy.MaxAttempts = 5 }, 0.10},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rerun, _ := workload.Rebuilt(t, explicitCalm(c.rerun))
@@ -126,14 +126,14 @@ func TestPredictsBackoffAndRaisedCap(t *testing.T) {
 // gen's clients learn their routes from their first answers, so the
 // requests of the first minute are left out of the comparison.
 func TestPredictsDeadline(t *testing.T) {
-	recorded, _ := workload.Rebuilt(t, explicitCalm(func(*gen.Config) {}))
+	recorded, _ := workload.Rebuilt(t, explicitCalm(func(*sim.Config) {}))
 	reqs, err := load(t.Context(), recorded, "", model.Window{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	from := reqs[0].startNs + int64(time.Minute)
 	for _, d := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
-		st, _ := workload.Rebuilt(t, explicitCalm(func(c *gen.Config) { c.Deadline, c.Policy.DeadlineAdmit = d, true }))
+		st, _ := workload.Rebuilt(t, explicitCalm(func(c *sim.Config) { c.Deadline, c.Policy.DeadlineAdmit = d, true }))
 		rerun, err := load(t.Context(), st, "", model.Window{})
 		if err != nil {
 			t.Fatal(err)
@@ -165,8 +165,8 @@ func TestPredictsDeadline(t *testing.T) {
 // One retry per task allows one per trace; naming the requested model as
 // the task (--task-key) makes a handful of tasks, and so allows fewer.
 func TestPerTaskBudgetByKey(t *testing.T) {
-	cfg := gen.DefaultConfig()
-	cfg.Requests, cfg.Shapes = 600, []gen.Shape{gen.ShapeAgent}
+	cfg := sim.DefaultConfig()
+	cfg.Requests, cfg.Shapes = 600, []sim.Shape{sim.ShapeAgent}
 	st, _ := workload.Rebuilt(t, cfg)
 	retries := map[string]int{}
 	for _, key := range []string{"", "gen_ai.request.model"} {
@@ -197,7 +197,7 @@ func TestPerTaskBudgetByKey(t *testing.T) {
 
 // TestReplayWindow: a window replays the requests starting in it alone.
 func TestReplayWindow(t *testing.T) {
-	st, _ := workload.Rebuilt(t, explicitCalm(func(*gen.Config) {}))
+	st, _ := workload.Rebuilt(t, explicitCalm(func(*sim.Config) {}))
 	all, err := load(t.Context(), st, "", model.Window{})
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestReplayWindow(t *testing.T) {
 // recorded latency, so the shortcut that copies it hides no slip in the
 // replay's times.
 func TestUnchangedBookkeeping(t *testing.T) {
-	st, _ := workload.Rebuilt(t, nested(func(*gen.Policy) {}))
+	st, _ := workload.Rebuilt(t, nested(func(*sim.Policy) {}))
 	reqs, err := load(t.Context(), st, "", model.Window{})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
 )
@@ -14,9 +14,9 @@ import (
 // random numbers, under the given change of gen's default policy; 3% of
 // its requests are bad (4xx), and 30% of its clients are naive (they
 // retry 4xx and ignore Retry-After).
-func calm(change func(*gen.Policy)) gen.Config {
-	cfg := gen.DefaultConfig()
-	cfg.Requests, cfg.Shapes, cfg.CRN = 3000, []gen.Shape{gen.ShapeExplicit, gen.ShapeResend}, true
+func calm(change func(*sim.Policy)) sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.Requests, cfg.Shapes, cfg.CRN = 3000, []sim.Shape{sim.ShapeExplicit, sim.ShapeResend}, true
 	cfg.Faults.ClientError, cfg.Policy.NaiveShare = 0.03, 0.3
 	change(&cfg.Policy)
 	return cfg
@@ -71,7 +71,7 @@ func deref(v *float64) float64 {
 // TestIdentity: replaying the recorded policy, as the zero Policy or as
 // its own cap, reproduces the recorded figures, overall and per segment.
 func TestIdentity(t *testing.T) {
-	st, _ := workload.Rebuilt(t, calm(func(*gen.Policy) {}))
+	st, _ := workload.Rebuilt(t, calm(func(*sim.Policy) {}))
 	for _, p := range []Policy{{}, {Inner: 3}} {
 		res := replayOf(t, st, p)
 		for _, row := range append([]Row{res.Overall}, res.Segments...) {
@@ -90,17 +90,17 @@ func TestIdentity(t *testing.T) {
 // random numbers, under another policy: amplification and final failure
 // rate within 5% relative (or 0.005 absolute), p99 within 10%.
 func TestPredictsCalmRerun(t *testing.T) {
-	recorded, _ := workload.Rebuilt(t, calm(func(*gen.Policy) {}))
+	recorded, _ := workload.Rebuilt(t, calm(func(*sim.Policy) {}))
 	for _, c := range []struct {
 		name   string
 		policy Policy
-		rerun  func(*gen.Policy)
+		rerun  func(*sim.Policy)
 	}{
-		{"cap 3→1", Policy{Inner: 1}, func(p *gen.Policy) { p.MaxAttempts = 1 }},
-		{"cap 3→2", Policy{Inner: 2}, func(p *gen.Policy) { p.MaxAttempts = 2 }},
-		{"no retry on 4xx", Policy{NoRetryOn: []string{"client_error"}}, func(p *gen.Policy) { p.NoRetry4xx = true }},
+		{"cap 3→1", Policy{Inner: 1}, func(p *sim.Policy) { p.MaxAttempts = 1 }},
+		{"cap 3→2", Policy{Inner: 2}, func(p *sim.Policy) { p.MaxAttempts = 2 }},
+		{"no retry on 4xx", Policy{NoRetryOn: []string{"client_error"}}, func(p *sim.Policy) { p.NoRetry4xx = true }},
 		{"retry budget 0.1", Policy{Budget: &Budget{Ratio: 0.1, Window: DefaultBudget.Window, Floor: DefaultBudget.Floor}},
-			func(p *gen.Policy) { p.Budget = 0.1 }},
+			func(p *sim.Policy) { p.Budget = 0.1 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rerun, _ := workload.Rebuilt(t, calm(c.rerun))
@@ -114,9 +114,9 @@ func TestPredictsCalmRerun(t *testing.T) {
 // nested is a calm workload of wrapped requests, every one an application
 // loop (3 tries, the last on a fallback provider) around SDK calls (3
 // attempts each), with common random numbers.
-func nested(change func(*gen.Policy)) gen.Config {
-	cfg := gen.DefaultConfig()
-	cfg.Requests, cfg.Rate, cfg.Shapes, cfg.Nested, cfg.CRN = 3000, 4, []gen.Shape{gen.ShapeWrapped}, true, true
+func nested(change func(*sim.Policy)) sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.Requests, cfg.Rate, cfg.Shapes, cfg.Nested, cfg.CRN = 3000, 4, []sim.Shape{sim.ShapeWrapped}, true, true
 	change(&cfg.Policy)
 	return cfg
 }
@@ -124,15 +124,15 @@ func nested(change func(*gen.Policy)) gen.Config {
 // TestPredictsNestedRerun: the same for nested app × SDK loops with
 // fallback, cutting the SDK's cap from 3 to 1, the app's, and both.
 func TestPredictsNestedRerun(t *testing.T) {
-	recorded, _ := workload.Rebuilt(t, nested(func(*gen.Policy) {}))
+	recorded, _ := workload.Rebuilt(t, nested(func(*sim.Policy) {}))
 	for _, c := range []struct {
 		name   string
 		policy Policy
-		rerun  func(*gen.Policy)
+		rerun  func(*sim.Policy)
 	}{
-		{"sdk 3→1", Policy{Inner: 1}, func(p *gen.Policy) { p.MaxAttempts = 1 }},
-		{"app 3→1", Policy{App: 1}, func(p *gen.Policy) { p.AppTries = 1 }},
-		{"app 3→1, sdk 3→1", Policy{Inner: 1, App: 1}, func(p *gen.Policy) { p.MaxAttempts, p.AppTries = 1, 1 }},
+		{"sdk 3→1", Policy{Inner: 1}, func(p *sim.Policy) { p.MaxAttempts = 1 }},
+		{"app 3→1", Policy{App: 1}, func(p *sim.Policy) { p.AppTries = 1 }},
+		{"app 3→1, sdk 3→1", Policy{Inner: 1, App: 1}, func(p *sim.Policy) { p.MaxAttempts, p.AppTries = 1, 1 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rerun, _ := workload.Rebuilt(t, nested(c.rerun))
@@ -147,8 +147,8 @@ func TestPredictsNestedRerun(t *testing.T) {
 // route runs near its capacity, and the retries push it over, so it sheds
 // 429s and slows down under their load. As in the calm workload, 3% of its
 // requests are bad (4xx) and 30% of its clients are naive.
-func storm(change func(*gen.Policy)) gen.Config {
-	cfg := nested(func(*gen.Policy) {})
+func storm(change func(*sim.Policy)) sim.Config {
+	cfg := nested(func(*sim.Policy) {})
 	cfg.Rate = 8
 	cfg.Faults.ClientError, cfg.Policy.NaiveShare = 0.03, 0.3
 	change(&cfg.Policy)
@@ -170,7 +170,7 @@ func replayFeedback(t *testing.T, st *store.Store, p Policy) *Result {
 // TestFeedbackIdentity: with feedback, replaying the recorded policy still
 // reproduces the recorded figures: the load it models is the load recorded.
 func TestFeedbackIdentity(t *testing.T) {
-	st, _ := workload.Rebuilt(t, storm(func(*gen.Policy) {}))
+	st, _ := workload.Rebuilt(t, storm(func(*sim.Policy) {}))
 	res := replayFeedback(t, st, Policy{})
 	if rec, mod := res.Overall.Recorded, res.Overall.Modeled; rec.Attempts != mod.Attempts || rec.FinalFailureRate != mod.FinalFailureRate ||
 		!nearOrBothNil(mod.P99, rec.P99, 0.01) || !near(mod.OfferedLoad, rec.OfferedLoad, 0.01, 0) {
@@ -185,22 +185,22 @@ func TestFeedbackIdentity(t *testing.T) {
 // slowdowns: for the retry budget and for cutting the app's loop (alone or
 // with the SDK's) its final failure rate is more than 10% too high.
 func TestFeedbackPredictsStorm(t *testing.T) {
-	recorded, _ := workload.Rebuilt(t, storm(func(*gen.Policy) {}))
+	recorded, _ := workload.Rebuilt(t, storm(func(*sim.Policy) {}))
 	for _, c := range []struct {
 		name   string
 		policy Policy
-		rerun  func(*gen.Policy)
+		rerun  func(*sim.Policy)
 		// wrongWithout: the replay without feedback gets the final
 		// failure rate more than 10% wrong.
 		wrongWithout bool
 	}{
-		{"sdk 3→1", Policy{Inner: 1}, func(p *gen.Policy) { p.MaxAttempts = 1 }, false},
-		{"sdk 3→2", Policy{Inner: 2}, func(p *gen.Policy) { p.MaxAttempts = 2 }, false},
-		{"app 3→1", Policy{App: 1}, func(p *gen.Policy) { p.AppTries = 1 }, true},
-		{"app 3→1, sdk 3→1", Policy{Inner: 1, App: 1}, func(p *gen.Policy) { p.MaxAttempts, p.AppTries = 1, 1 }, true},
+		{"sdk 3→1", Policy{Inner: 1}, func(p *sim.Policy) { p.MaxAttempts = 1 }, false},
+		{"sdk 3→2", Policy{Inner: 2}, func(p *sim.Policy) { p.MaxAttempts = 2 }, false},
+		{"app 3→1", Policy{App: 1}, func(p *sim.Policy) { p.AppTries = 1 }, true},
+		{"app 3→1, sdk 3→1", Policy{Inner: 1, App: 1}, func(p *sim.Policy) { p.MaxAttempts, p.AppTries = 1, 1 }, true},
 		{"retry budget 0.1", Policy{Budget: &Budget{Ratio: 0.1, Window: DefaultBudget.Window, Floor: DefaultBudget.Floor}},
-			func(p *gen.Policy) { p.Budget = 0.1 }, true},
-		{"no retry on 4xx", Policy{NoRetryOn: []string{"client_error"}}, func(p *gen.Policy) { p.NoRetry4xx = true }, false},
+			func(p *sim.Policy) { p.Budget = 0.1 }, true},
+		{"no retry on 4xx", Policy{NoRetryOn: []string{"client_error"}}, func(p *sim.Policy) { p.NoRetry4xx = true }, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rerun, _ := workload.Rebuilt(t, storm(c.rerun))

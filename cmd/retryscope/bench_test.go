@@ -11,7 +11,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit"
 )
 
@@ -31,9 +31,9 @@ func benchDump(b *testing.B, framing string, n int) string {
 		b.Fatal(err)
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	write := gen.WriteProtoFramed
+	write := sim.WriteProtoFramed
 	if framing == "json" {
-		write = gen.WriteJSONLines
+		write = sim.WriteJSONLines
 	}
 	err = testkit.Generate(7, n, 500, func(td ptrace.Traces) error { return write(w, []ptrace.Traces{td}) })
 	if err == nil {

@@ -9,7 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/testkit"
 )
 
@@ -18,26 +18,26 @@ import (
 // same requests, attempts and baselines as deriving everything at once.
 func TestIncrementalDeriveEqualsFull(t *testing.T) {
 	t.Parallel()
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Requests, cfg.Rate = 12, 1500, 2 // 12.5 minutes: several baseline windows
-	res, err := gen.Generate(cfg)
+	res, err := sim.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := uint64(gen.DefaultStart.UnixNano())
+	start := uint64(sim.DefaultStart.UnixNano())
 	var cuts []uint64
 	for c := uint64(150e9); c < 750e9; c += 150e9 {
 		cuts = append(cuts, start+c)
 	}
 	dir := t.TempDir()
 	var paths []string
-	for i, td := range gen.CutByEnd(res.Traces, cuts) {
+	for i, td := range sim.CutByEnd(res.Traces, cuts) {
 		p := filepath.Join(dir, fmt.Sprintf("night%d.jsonl", i))
 		f, err := os.Create(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gen.WriteJSONLines(f, []ptrace.Traces{td})
+		sim.WriteJSONLines(f, []ptrace.Traces{td})
 		f.Close()
 		paths = append(paths, p)
 	}

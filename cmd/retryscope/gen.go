@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 )
 
 const genExamples = `
@@ -19,7 +19,7 @@ const genExamples = `
 // runGen is "retryscope gen".
 func runGen(_ context.Context, e env, args []string) error {
 	fs := newFlags("gen", "gen [flags] -o FILE\n\nSimulate clients retrying against servers that slow down under load, and\nwrite the traces they would export together with the truth: every logical\nrequest, its attempts, triggers and latency decomposition, as JSON.", genExamples)
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	finish := registerGen(fs, &cfg)
 	format := fs.String("format", "json", "output format: json (OTLP/JSON lines) or proto (4-byte length-framed OTLP protobuf)")
 	out := fs.StringP("output", "o", "", `traces file, "-" for stdout (required)`)
@@ -44,7 +44,7 @@ func runGen(_ context.Context, e env, args []string) error {
 		return &usageError{"gen", err}
 	}
 
-	summary, err := gen.WriteFiles(cfg, *format, *out, *truth, e.stdout)
+	summary, err := sim.WriteFiles(cfg, *format, *out, *truth, e.stdout)
 	if err != nil {
 		return fmt.Errorf("gen: %w", err)
 	}

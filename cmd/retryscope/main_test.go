@@ -18,7 +18,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 )
@@ -131,7 +131,7 @@ func writeDump(t *testing.T, dir string, files, spansPerFile int) {
 	t.Helper()
 	for i := 0; i < files; i++ {
 		var buf bytes.Buffer
-		if err := gen.WriteProtoFramed(&buf, testkit.Batches(uint64(100+i), spansPerFile, 500)); err != nil {
+		if err := sim.WriteProtoFramed(&buf, testkit.Batches(uint64(100+i), spansPerFile, 500)); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, "part-"+string(rune('a'+i))+".pb"), buf.Bytes(), 0o644); err != nil {

@@ -14,7 +14,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 )
@@ -23,14 +23,14 @@ import (
 // 28.7k spans and the seven together about 200k (spans per logical request,
 // measured with --services 10: explicit 3.7, resend 3.3, grpc 3.7, wrapped
 // 5.1, split 2.2, orphan 5.5, hedge 3.1).
-var mixedPartRequests = map[gen.Shape]int{
-	gen.ShapeExplicit: 7800,
-	gen.ShapeResend:   8750,
-	gen.ShapeGRPC:     7700,
-	gen.ShapeWrapped:  5600,
-	gen.ShapeSplit:    13000,
-	gen.ShapeOrphan:   5200,
-	gen.ShapeHedge:    9400,
+var mixedPartRequests = map[sim.Shape]int{
+	sim.ShapeExplicit: 7800,
+	sim.ShapeResend:   8750,
+	sim.ShapeGRPC:     7700,
+	sim.ShapeWrapped:  5600,
+	sim.ShapeSplit:    13000,
+	sim.ShapeOrphan:   5200,
+	sim.ShapeHedge:    9400,
 }
 
 // mixedScale divides the parts' sizes: by 8 (25k spans in all) unless
@@ -170,9 +170,9 @@ func mixedWrite(t *testing.T, path string, batches []ptrace.Traces, proto bool) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := gen.WriteJSONLines
+	write := sim.WriteJSONLines
 	if proto {
-		write = gen.WriteProtoFramed
+		write = sim.WriteProtoFramed
 	}
 	if err := write(f, batches); err != nil {
 		t.Fatal(err)
@@ -201,7 +201,7 @@ func TestMixedDumpIsSumOfParts(t *testing.T) {
 	dir := t.TempDir()
 
 	type part struct {
-		shape      gen.Shape
+		shape      sim.Shape
 		file, db   string
 		batches    []ptrace.Traces
 		spans      int
@@ -211,13 +211,13 @@ func TestMixedDumpIsSumOfParts(t *testing.T) {
 	}
 	var parts []*part
 	totalSpans := 0
-	for i, shape := range gen.AllShapes() {
-		cfg := gen.DefaultConfig()
+	for i, shape := range sim.AllShapes() {
+		cfg := sim.DefaultConfig()
 		cfg.Seed = int64(301 + i) // distinct seeds: distinct trace and span ids
-		cfg.Shapes = []gen.Shape{shape}
+		cfg.Shapes = []sim.Shape{shape}
 		cfg.Services = 10
 		cfg.Requests = mixedPartRequests[shape] / mixedScale()
-		res, err := gen.Generate(cfg)
+		res, err := sim.Generate(cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", shape, err)
 		}
@@ -236,7 +236,7 @@ func TestMixedDumpIsSumOfParts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := gen.WriteTruth(f, res.Truth); err != nil {
+		if err := sim.WriteTruth(f, res.Truth); err != nil {
 			t.Fatal(err)
 		}
 		f.Close()
@@ -345,13 +345,13 @@ func TestMixedDumpIsSumOfParts(t *testing.T) {
 	}
 
 	// The truth of all parts together, from the truth files.
-	var truth []gen.Request
+	var truth []sim.Request
 	for _, p := range parts {
 		b, err := os.ReadFile(p.truthFile)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var tr gen.Truth
+		var tr sim.Truth
 		if err := json.Unmarshal(b, &tr); err != nil {
 			t.Fatalf("%s: %v", p.truthFile, err)
 		}
@@ -393,7 +393,7 @@ func TestMixedDumpIsSumOfParts(t *testing.T) {
 	// Per request: the mixed database holds exactly the parts' requests,
 	// each with the same attempts and linkage rule.
 	union := map[string]mixedRequest{}
-	shapeOf := map[string]gen.Shape{}
+	shapeOf := map[string]sim.Shape{}
 	for _, p := range parts {
 		for id, r := range mixedRequests(t, p.db) {
 			if _, dup := union[id]; dup {

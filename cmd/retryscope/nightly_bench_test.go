@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 )
 
 // The nightly benchmark's workload: ten days of history, then an eleventh
@@ -52,10 +52,10 @@ func nightlyBenchDumps(b *testing.B) []string {
 		if _, err := os.Stat(filepath.Join(dir, "traces.pb")); err == nil {
 			continue
 		}
-		cfg := gen.DefaultConfig()
+		cfg := sim.DefaultConfig()
 		cfg.Seed, cfg.Requests, cfg.Rate, cfg.Services = int64(1000+d), nightlyBenchRequests, 1, 10
 		cfg.Start = day.Add(8 * time.Hour)
-		res, err := gen.Generate(cfg)
+		res, err := sim.Generate(cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

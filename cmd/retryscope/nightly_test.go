@@ -19,7 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retryscope/retryscope/baseline"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 )
@@ -87,9 +87,9 @@ func withoutWhy(t testing.TB, report string) string {
 }
 
 // nightlyGenerate renders a workload's export batches.
-func nightlyGenerate(t testing.TB, cfg gen.Config) []ptrace.Traces {
+func nightlyGenerate(t testing.TB, cfg sim.Config) []ptrace.Traces {
 	t.Helper()
-	res, err := gen.Generate(cfg)
+	res, err := sim.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func nightlyWrite(t testing.TB, path string, batches []ptrace.Traces) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := gen.WriteProtoFramed(f, batches); err != nil {
+	if err := sim.WriteProtoFramed(f, batches); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
@@ -230,8 +230,8 @@ func nightlyCompare(t testing.TB, what string, a, b string) {
 // spans in both nights' dumps (measured: 213 of 4067 traces, 5.2%). A
 // slower rate spreads the same requests over more minutes and leaves
 // fewer than 1% straddling.
-func nightlyStraddleConfig() gen.Config {
-	cfg := gen.DefaultConfig()
+func nightlyStraddleConfig() sim.Config {
+	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Requests, cfg.Rate, cfg.Services = 6, 4000, 200, 10
 	cfg.Start = nightlyMidnight.Add(-10 * time.Second)
 	return cfg
@@ -240,7 +240,7 @@ func nightlyStraddleConfig() gen.Config {
 // nightlySmallConfig is the straddling workload at 1,500 requests, half on
 // each side of midnight: for the tests that run the nightly job many times
 // (crash points, full disks, retention), where more requests only cost time.
-func nightlySmallConfig() gen.Config {
+func nightlySmallConfig() sim.Config {
 	cfg := nightlyStraddleConfig()
 	cfg.Requests = 1500
 	cfg.Start = nightlyMidnight.Add(-time.Duration(float64(cfg.Requests) / 2 / cfg.Rate * float64(time.Second)))
@@ -420,7 +420,7 @@ func TestRunWithNoNewFilesIsANoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 12k spans and runs the nightly job three times")
 	}
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Requests, cfg.Services = 61, 3000, 10
 	cfg.Start = nightlyMidnight.Add(time.Hour)
 	dir := t.TempDir()
@@ -566,7 +566,7 @@ func TestConcurrentRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 50k spans (105k with RETRYSCOPE_LONG=1) and runs the nightly job five times")
 	}
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	// 50k spans keep the first run going for seconds after the second
 	// starts; the long checks (testkit.Long) use 105k.
 	cfg.Seed, cfg.Requests, cfg.Services = 62, 14_500, 10
@@ -675,7 +675,7 @@ func TestParquetTypes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 8k spans and runs the nightly job")
 	}
-	night1, night2, _, _ := nightlySplit(nightlyGenerate(t, func() gen.Config {
+	night1, night2, _, _ := nightlySplit(nightlyGenerate(t, func() sim.Config {
 		cfg := nightlyStraddleConfig()
 		cfg.Requests = 2000
 		return cfg

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 )
 
 // TestReportRanges: on attempts split across traces under concurrency,
@@ -15,9 +15,9 @@ import (
 // JSON report"), and the ranges hold the truth; the --explain linkage table
 // gives the inferred share.
 func TestReportRanges(t *testing.T) {
-	cfg := gen.DefaultConfig()
-	cfg.Requests, cfg.Shapes, cfg.SplitWorkers, cfg.Seed = 800, []gen.Shape{gen.ShapeSplit}, 4, 2
-	cfg.Faults = gen.DefaultFaults().Scale(2.5)
+	cfg := sim.DefaultConfig()
+	cfg.Requests, cfg.Shapes, cfg.SplitWorkers, cfg.Seed = 800, []sim.Shape{sim.ShapeSplit}, 4, 2
+	cfg.Faults = sim.DefaultFaults().Scale(2.5)
 	db, truth := reportDB(t, cfg)
 
 	code, out, stderr := runCLI(t, "report", "--db", db, "--format", "json", "--by", "none", "--baseline", "none")

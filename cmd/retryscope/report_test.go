@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/report"
@@ -21,9 +21,9 @@ import (
 
 // reportDB generates a workload, ingests it into a new database file and
 // returns the file and the truth.
-func reportDB(t *testing.T, cfg gen.Config) (string, gen.Truth) {
+func reportDB(t *testing.T, cfg sim.Config) (string, sim.Truth) {
 	t.Helper()
-	res, err := gen.Generate(cfg)
+	res, err := sim.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func reportDB(t *testing.T, cfg gen.Config) (string, gen.Truth) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := gen.WriteJSONLines(f, res.Traces); err != nil {
+	if err := sim.WriteJSONLines(f, res.Traces); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -53,10 +53,10 @@ func reportDB(t *testing.T, cfg gen.Config) (string, gen.Truth) {
 // gives the truth's workload figures: counts and rates exactly, latency and
 // TTFT summaries within 0.1 ms under the same percentile definition.
 func TestReportJSONMatchesTruth(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests = 1200
 	cfg.Seed = 4
-	cfg.Faults = gen.DefaultFaults().Scale(2)
+	cfg.Faults = sim.DefaultFaults().Scale(2)
 	dbPath, truth := reportDB(t, cfg)
 	code, out, errOut := runCLI(t, "report", "--db", dbPath, "--format", "json")
 	if code != exitOK {
@@ -65,7 +65,7 @@ func TestReportJSONMatchesTruth(t *testing.T) {
 	var rep struct {
 		Schema   string `json:"schema"`
 		Workload struct {
-			gen.Workload
+			sim.Workload
 			LatencyMs             struct{ All, Retried model.Summary } `json:"latency_ms"`
 			TTFTMs                struct{ All, Retried model.Summary } `json:"ttft_ms"`
 			RetriedRequests       int                                  `json:"retried_requests"`
@@ -165,7 +165,7 @@ func compareSummary(t *testing.T, name string, got, want model.Summary) {
 // TestReportTable prints the aligned table with the linkage section under
 // --explain, and writes to -o FILE.
 func TestReportTable(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests = 300
 	dbPath, truth := reportDB(t, cfg)
 	code, out, errOut := runCLI(t, "report", "--db", dbPath, "--explain", "--full")
@@ -227,7 +227,7 @@ func TestReportEmptyDatabase(t *testing.T) {
 // TestReportConfig: a --config file adds keys; a misspelt key is a usage
 // error that names the file.
 func TestReportConfig(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests = 100
 	dbPath, truth := reportDB(t, cfg)
 	dir := t.TempDir()
@@ -248,7 +248,7 @@ func TestReportConfig(t *testing.T) {
 // latency, segments and the window it states) to the requests starting in
 // the window, and give the truth's figures for exactly those requests.
 func TestReportWindow(t *testing.T) {
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests, cfg.Seed = 1200, 9
 	dbPath, truth := reportDB(t, cfg)
 	starts := make([]int64, len(truth.Requests))

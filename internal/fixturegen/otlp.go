@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 )
 
 // This file only encodes, batches and writes; nothing here decides what a
@@ -272,7 +272,7 @@ func writeFixture(dir string, batches []ptrace.Traces, expected object) error {
 	if err != nil {
 		return err
 	}
-	if err := gen.WriteJSONLines(f, batches); err != nil {
+	if err := sim.WriteJSONLines(f, batches); err != nil {
 		f.Close()
 		return err
 	}

@@ -69,9 +69,9 @@ func retryableResource(name, version, host string) []attr {
 	}
 }
 
-// sim is the batch job and its callees. g draws the ids, r the fates and
+// batchJob is the batch job and its callees. g draws the ids, r the fates and
 // timings.
-type sim struct {
+type batchJob struct {
 	g         ids
 	r         *pyRandom
 	t0        int64
@@ -83,8 +83,8 @@ type sim struct {
 	outage, restart [2]int64
 }
 
-func newSim(seed uint32, t0 int64) *sim {
-	s := &sim{
+func newSim(seed uint32, t0 int64) *batchJob {
+	s := &batchJob{
 		g:         newIDs(seed),
 		r:         newPyRandom(seed + 1),
 		t0:        t0,
@@ -100,7 +100,7 @@ func newSim(seed uint32, t0 int64) *sim {
 
 // fate is what one attempt meets: a status (0 for none), an error text,
 // and a Retry-After in seconds (0 for none).
-func (s *sim) fate(tg int, at int64) (status int, err string, retryAfter int) {
+func (s *batchJob) fate(tg int, at int64) (status int, err string, retryAfter int) {
 	rel := at - s.t0
 	u := s.r.random()
 	if tg == 1 && s.restart[0] <= rel && rel < s.restart[1] {
@@ -123,7 +123,7 @@ func (s *sim) fate(tg int, at int64) (status int, err string, retryAfter int) {
 
 // run has the workers take the calls from the queue in order, each call
 // going to whichever worker is free first.
-func (s *sim) run(workers, calls int) {
+func (s *batchJob) run(workers, calls int) {
 	free := make([]int64, workers)
 	for i := range free {
 		free[i] = s.t0 + ms(s.r.uniform(0, 40))
@@ -141,7 +141,7 @@ func (s *sim) run(workers, calls int) {
 	}
 }
 
-func (s *sim) call(start int64, tg int, conflict bool) int64 {
+func (s *batchJob) call(start int64, tg int, conflict bool) int64 {
 	callee, host, path := targets[tg].callee, targets[tg].host, targets[tg].path
 	url := "https://" + host + path
 	var attempts []*span
@@ -191,7 +191,7 @@ func (s *sim) call(start int64, tg int, conflict bool) int64 {
 	return attempts[len(attempts)-1].end + ms(s.r.uniform(0.1, 2))
 }
 
-func (s *sim) attempt(start int64, callee, host, url, path string, status int, err string, retryAfter int) *span {
+func (s *batchJob) attempt(start int64, callee, host, url, path string, status int, err string, retryAfter int) *span {
 	tid := s.g.trace()
 	attrs := []attr{{"http.request.method", "GET"}, {"url.full", url}, {"server.address", host},
 		{"network.protocol.version", "1.1"}}

@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 )
 
 // BaseNS is the first span's start: a 19-digit nanosecond time that a
@@ -141,15 +141,15 @@ type Framing struct {
 // Framings lists every input form of docs/input.md, "What it reads".
 func Framings() []Framing {
 	return []Framing{
-		{"json-lines", gen.WriteJSONLines},
+		{"json-lines", sim.WriteJSONLines},
 		{"json-doc-pretty", WriteJSONDocument},
-		{"proto-framed", gen.WriteProtoFramed},
+		{"proto-framed", sim.WriteProtoFramed},
 		{"proto-framed-zstd", WriteProtoFramedZstd},
 		{"json-framed-zstd", WriteJSONFramedZstd},
 		{"proto-varint", WriteProtoVarint},
 		{"proto-raw", WriteProtoRaw},
-		{"json-lines.gz", Gzip(gen.WriteJSONLines)},
-		{"proto-framed.zst", Zstd(gen.WriteProtoFramed)},
+		{"json-lines.gz", Gzip(sim.WriteJSONLines)},
+		{"proto-framed.zst", Zstd(sim.WriteProtoFramed)},
 		{"proto-varint.gz", Gzip(WriteProtoVarint)},
 		{"proto-raw.zst", Zstd(WriteProtoRaw)},
 	}
@@ -171,7 +171,7 @@ func WriteJSONDocument(w io.Writer, batches []ptrace.Traces) error {
 	return err
 }
 
-// WriteProtoFramedZstd is gen.WriteProtoFramed with compression: zstd: each
+// WriteProtoFramedZstd is sim.WriteProtoFramed with compression: zstd: each
 // message compressed, then framed.
 func WriteProtoFramedZstd(w io.Writer, batches []ptrace.Traces) error {
 	return writeFramedZstd(w, batches, false)
@@ -277,8 +277,8 @@ func SpanCount(batches []ptrace.Traces) int {
 	return n
 }
 
-// WriteFile writes batches to path with write (gen.WriteJSONLines,
-// gen.WriteProtoFramed or a Framing's Write), creating path's directory,
+// WriteFile writes batches to path with write (sim.WriteJSONLines,
+// sim.WriteProtoFramed or a Framing's Write), creating path's directory,
 // and returns path. It is the one way tests put traces in a file.
 func WriteFile(t testing.TB, path string, write func(io.Writer, []ptrace.Traces) error, batches []ptrace.Traces) string {
 	t.Helper()

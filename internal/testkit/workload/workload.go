@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/retryscope/retryscope/ingest"
-	"github.com/retryscope/retryscope/internal/gen"
+	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
 	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/rebuild"
@@ -22,7 +22,7 @@ import (
 // rebuilds its logical requests; it returns the database and the truth.
 // Within one test binary a config is built once: later calls get a copy of
 // that database file, theirs to change (the truth is shared; read it only).
-func Rebuilt(t testing.TB, cfg gen.Config) (*store.Store, gen.Truth) {
+func Rebuilt(t testing.TB, cfg sim.Config) (*store.Store, sim.Truth) {
 	t.Helper()
 	b := built(t, cfg)
 	path := filepath.Join(t.TempDir(), "rebuilt.duckdb")
@@ -33,16 +33,16 @@ func Rebuilt(t testing.TB, cfg gen.Config) (*store.Store, gen.Truth) {
 }
 
 // builds holds each config's rebuilt database file, by config.
-var builds sync.Map // fmt %#v of gen.Config → *build
+var builds sync.Map // fmt %#v of sim.Config → *build
 
 type build struct {
 	once  sync.Once
 	db    []byte
-	truth gen.Truth
+	truth sim.Truth
 	err   error
 }
 
-func built(t testing.TB, cfg gen.Config) *build {
+func built(t testing.TB, cfg sim.Config) *build {
 	t.Helper()
 	v, _ := builds.LoadOrStore(fmt.Sprintf("%#v", cfg), &build{})
 	b := v.(*build)
@@ -55,39 +55,39 @@ func built(t testing.TB, cfg gen.Config) *build {
 
 // rebuildOnce does the work of Rebuilt in dir and returns the closed
 // database's bytes.
-func rebuildOnce(cfg gen.Config, dir string) ([]byte, gen.Truth, error) {
-	res, err := gen.Generate(cfg)
+func rebuildOnce(cfg sim.Config, dir string) ([]byte, sim.Truth, error) {
+	res, err := sim.Generate(cfg)
 	if err != nil {
-		return nil, gen.Truth{}, err
+		return nil, sim.Truth{}, err
 	}
 	traces := filepath.Join(dir, "traces.jsonl")
 	f, err := os.Create(traces)
 	if err != nil {
-		return nil, gen.Truth{}, err
+		return nil, sim.Truth{}, err
 	}
-	if err := gen.WriteJSONLines(f, res.Traces); err != nil {
+	if err := sim.WriteJSONLines(f, res.Traces); err != nil {
 		f.Close()
-		return nil, gen.Truth{}, err
+		return nil, sim.Truth{}, err
 	}
 	if err := f.Close(); err != nil {
-		return nil, gen.Truth{}, err
+		return nil, sim.Truth{}, err
 	}
 	path := filepath.Join(dir, "built.duckdb")
 	ctx := context.Background()
 	st, err := store.Open(ctx, path, testkit.StoreOptions)
 	if err != nil {
-		return nil, gen.Truth{}, err
+		return nil, sim.Truth{}, err
 	}
 	if _, err := ingest.Run(ctx, st, []string{traces}, ingest.Options{}); err != nil {
 		st.Close()
-		return nil, gen.Truth{}, err
+		return nil, sim.Truth{}, err
 	}
 	if err := rebuild.Rebuild(ctx, st); err != nil {
 		st.Close()
-		return nil, gen.Truth{}, err
+		return nil, sim.Truth{}, err
 	}
 	if err := st.Close(); err != nil {
-		return nil, gen.Truth{}, err
+		return nil, sim.Truth{}, err
 	}
 	db, err := os.ReadFile(path)
 	return db, res.Truth, err
@@ -95,9 +95,9 @@ func rebuildOnce(cfg gen.Config, dir string) ([]byte, gen.Truth, error) {
 
 // Bench is the workload the derive benchmarks share: 50,000 logical
 // requests of every shape, ingested and rebuilt.
-func Bench(b testing.TB) (*store.Store, gen.Truth) {
+func Bench(b testing.TB) (*store.Store, sim.Truth) {
 	b.Helper()
-	cfg := gen.DefaultConfig()
+	cfg := sim.DefaultConfig()
 	cfg.Requests = 50_000
 	cfg.Rate = 50
 	return Rebuilt(b, cfg)

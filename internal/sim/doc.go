@@ -1,6 +1,7 @@
-// Package gen generates synthetic OpenTelemetry traces of retrying clients
-// together with the truth about them, so that retryscope's rebuild and
-// reports can be tested against known numbers.
+// Package sim simulates retrying clients, their servers and the
+// OpenTelemetry traces they export, together with the truth about every
+// request, so that retryscope's rebuild and reports can be tested against
+// known numbers. The gen command writes its output.
 //
 // # Simulation
 //
@@ -369,4 +370,4 @@
 //
 // The arm, big and pathology draws come from a random stream of their own, so turning
 // the features on changes nothing else a request draws before its attempts.
-package gen
+package sim

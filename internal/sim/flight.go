@@ -1,4 +1,4 @@
-package gen
+package sim
 
 // flightCounter is the simulation's own count of client attempts in
 // flight: it follows every attempt's start and end as the simulation

@@ -1,4 +1,4 @@
-package gen
+package sim
 
 // serve decides what the server does with an attempt and when the client
 // sees the result. Server time up to the first byte (or first token) is

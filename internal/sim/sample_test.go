@@ -1,4 +1,4 @@
-package gen
+package sim
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ func sampleConfig() Config {
 }
 
 // TestSample keeps the bundled sample in step with the generator. Rewrite it
-// with: go test ./internal/gen -run TestSample -update-sample
+// with: go test ./internal/sim -run TestSample -update-sample
 func TestSample(t *testing.T) {
 	traces, truth := render(t, generate(t, sampleConfig()))
 	files := map[string][]byte{"traces.jsonl": traces, "traces.jsonl.truth.json": truth}

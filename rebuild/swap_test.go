@@ -28,7 +28,7 @@ func TestSwappedColumnsLeaveTheRebuildAsItWas(t *testing.T) {
 	traces := testkit.WriteFile(t, filepath.Join(t.TempDir(), "traces.jsonl"), sim.WriteJSONLines, res.Traces)
 	const pair = "e.input_tokens, e.output_tokens,"
 	original := queries.Get("rebuild_spans")
-	swapped := replaceOnce(t, original, pair, "e.output_tokens, e.input_tokens,")
+	swapped := testkit.ReplaceOnce(t, original, pair, "e.output_tokens, e.input_tokens,")
 
 	want := rebuiltWith(t, traces, original)
 	if !strings.Contains(want.attempts, "\t") || testkit.Count(t, want.st, `SELECT count(*) FROM attempts
@@ -45,8 +45,8 @@ func TestSwappedColumnsLeaveTheRebuildAsItWas(t *testing.T) {
 	}
 
 	for _, c := range []struct{ what, sql, want string }{
-		{"renamed", replaceOnce(t, original, "e.length_cut,", "e.length_cut AS cut,"), "rebuild_partition: the query has no column length_cut"},
-		{"dropped", replaceOnce(t, original, "e.stated_queue_ms, ", ""), "rebuild_partition: the query has no column stated_queue_ms"},
+		{"renamed", testkit.ReplaceOnce(t, original, "e.length_cut,", "e.length_cut AS cut,"), "rebuild_partition: the query has no column length_cut"},
+		{"dropped", testkit.ReplaceOnce(t, original, "e.stated_queue_ms, ", ""), "rebuild_partition: the query has no column stated_queue_ms"},
 	} {
 		if r := rebuiltWith(t, traces, c.sql); r.err == nil || !strings.Contains(r.err.Error(), c.want) {
 			t.Errorf("a column %s: got %v, want an error with %q", c.what, r.err, c.want)
@@ -77,13 +77,4 @@ func rebuiltWith(t *testing.T, traces, spanFacts string) rebuilt {
 	}
 	return rebuilt{st: st, requests: testkit.Dump(t, st, `SELECT * FROM requests ORDER BY request_id`),
 		attempts: testkit.Dump(t, st, `SELECT * FROM attempts ORDER BY request_id, ordinal`)}
-}
-
-// replaceOnce replaces old, which must occur exactly once in s.
-func replaceOnce(t *testing.T, s, old, new string) string {
-	t.Helper()
-	if n := strings.Count(s, old); n != 1 {
-		t.Fatalf("%q occurs %d times in the query, want 1", old, n)
-	}
-	return strings.Replace(s, old, new, 1)
 }

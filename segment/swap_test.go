@@ -18,7 +18,7 @@ func TestSwappedColumnsLeaveTheSegmentsAsTheyWere(t *testing.T) {
 	st := generated(t, 31, 1500)
 	original := queries.Get("segment_rows")
 	const pair = "       a.first_attempt_ms,\n       a.second_attempt_ms,\n"
-	swapped := replaceOnce(t, original, pair, "       a.second_attempt_ms,\n       a.first_attempt_ms,\n")
+	swapped := testkit.ReplaceOnce(t, original, pair, "       a.second_attempt_ms,\n       a.first_attempt_ms,\n")
 	spec := Spec{By: []Dim{{Kind: KindTrigger}, {Kind: KindAttr, Name: "cloud.region"}}, MinCohort: 1}
 	computed := func(rows string) (string, error) {
 		t.Helper()
@@ -48,20 +48,11 @@ func TestSwappedColumnsLeaveTheSegmentsAsTheyWere(t *testing.T) {
 	}
 
 	for _, c := range []struct{ what, sql, want string }{
-		{"renamed", replaceOnce(t, original, "r.stream,", "r.stream AS streamed,"), "segment_rows: the query has no column stream"},
-		{"dropped", replaceOnce(t, original, "       r.hidden_work_ms,\n", ""), "segment_rows: the query has no column hidden_work_ms"},
+		{"renamed", testkit.ReplaceOnce(t, original, "r.stream,", "r.stream AS streamed,"), "segment_rows: the query has no column stream"},
+		{"dropped", testkit.ReplaceOnce(t, original, "       r.hidden_work_ms,\n", ""), "segment_rows: the query has no column hidden_work_ms"},
 	} {
 		if _, err := computed(c.sql); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("a column %s: got %v, want an error with %q", c.what, err, c.want)
 		}
 	}
-}
-
-// replaceOnce replaces old, which must occur exactly once in s.
-func replaceOnce(t *testing.T, s, old, new string) string {
-	t.Helper()
-	if n := strings.Count(s, old); n != 1 {
-		t.Fatalf("%q occurs %d times in the query, want 1", old, n)
-	}
-	return strings.Replace(s, old, new, 1)
 }

@@ -182,3 +182,13 @@ func countOf(names []string) map[string]int {
 	}
 	return n
 }
+
+// ReplaceOnce replaces old by new in a query's text, failing t unless old
+// occurs exactly once: a test that edits a query must edit what it meant.
+func ReplaceOnce(t testing.TB, s, old, new string) string {
+	t.Helper()
+	if n := strings.Count(s, old); n != 1 {
+		t.Fatalf("%q occurs %d times in the query, want 1", old, n)
+	}
+	return strings.Replace(s, old, new, 1)
+}

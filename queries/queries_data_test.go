@@ -1,0 +1,565 @@
+package queries_test
+
+// The queries' data-driven tests, as promql/promqltest's: each file
+// testdata/<query> holds cases that load a few rows into a fresh schema,
+// run the query queries/<query>.sql and compare what it yields with the
+// expected rows. go test ./queries -rewrite writes the expected rows
+// anew (read the diff before committing it).
+//
+// A case:
+//
+//	# comments anywhere before ----
+//	case <what it shows>
+//	args <expr> | <expr> ...     the query's $1, $2 ..., as DuckDB expressions
+//	rowsort                      sort the rows (a query with no ORDER BY)
+//	table <name>                 rows for a table of the schema: a header of
+//	<col> | <col> ...            column names, then one line per row of
+//	<expr> | <expr> ...          DuckDB expressions ('text', 12, [1, 2],
+//	                             MAP {'k': 'v'}, NULL); a column left out is
+//	                             NULL, or the zero of its type when NOT NULL
+//	temp <name>                  the same for a temporary table it creates,
+//	<col> <TYPE> | ...           from a header of names and types
+//	exec <statement>             a statement run as it comes
+//	show <table>[: <select list>]  after the query ran, print the table's rows
+//	----
+//	<expected output, up to a blank line>
+//
+// Without show the output is the rows of the query's last statement;
+// with it, the shown tables' rows, after "affected: N" for a file of one
+// statement (its changed rows). Each case runs in a transaction that is
+// rolled back, so the cases of a file share one database.
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/queries"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected rows of queries/testdata")
+
+// dataCase is one case of a testdata file.
+type dataCase struct {
+	line     int      // of its "case" line
+	input    []string // its lines up to ----, as written
+	expected []string
+}
+
+func TestQueryData(t *testing.T) {
+	files, err := filepath.Glob("testdata/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) { runDataFile(t, path) })
+	}
+}
+
+func runDataFile(t *testing.T, path string) {
+	name := filepath.Base(path)
+	if _, err := os.Stat(name + ".sql"); err != nil {
+		t.Fatalf("%s names no query: there is no queries/%s.sql", path, name)
+	}
+	cases := parseDataFile(t, path)
+	conn := openTemplateCopy(t)
+	var out strings.Builder
+	for i, c := range cases {
+		got := runCase(t, conn, name, c)
+		if !*rewrite && got != strings.Join(c.expected, "\n") {
+			t.Errorf("%s:%d: got\n%s\nwant\n%s", path, c.line, got, strings.Join(c.expected, "\n"))
+		}
+		if i > 0 {
+			out.WriteString("\n\n")
+		}
+		out.WriteString(strings.Join(c.input, "\n") + "\n" + got)
+	}
+	out.WriteString("\n")
+	if *rewrite {
+		if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// parseDataFile splits a file into its cases. The comments before a case
+// belong to it.
+func parseDataFile(t *testing.T, path string) []dataCase {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []dataCase
+	var pending []string
+	inExpected, done := false, true
+	for i, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		switch {
+		case inExpected && l == "":
+			inExpected = false
+		case inExpected:
+			cases[len(cases)-1].expected = append(cases[len(cases)-1].expected, l)
+		case strings.HasPrefix(l, "case "):
+			cases = append(cases, dataCase{line: i + 1, input: append(trimBlank(pending), l)})
+			pending, done = nil, false
+		case done:
+			pending = append(pending, l)
+		default:
+			c := &cases[len(cases)-1]
+			c.input = append(c.input, l)
+			inExpected, done = l == "----", l == "----"
+		}
+	}
+	if len(cases) == 0 {
+		t.Fatalf("%s: no case", path)
+	}
+	if !done {
+		t.Fatalf("%s:%d: the case has no ---- line", path, cases[len(cases)-1].line)
+	}
+	return cases
+}
+
+func trimBlank(lines []string) []string {
+	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+var template struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// openTemplateCopy opens a copy of a database store.Open migrated once
+// for the whole run (opening a new one per file costs more than the
+// cases), on one connection: the temporary tables the queries share
+// live on it.
+func openTemplateCopy(t *testing.T) *sql.Conn {
+	template.once.Do(func() {
+		dir, err := os.MkdirTemp("", "queries-template")
+		if err != nil {
+			template.err = err
+			return
+		}
+		template.path = filepath.Join(dir, "t.duckdb")
+		st, err := store.Open(context.Background(), template.path, store.Options{MemoryLimit: "1GB"})
+		if err != nil {
+			template.err = err
+			return
+		}
+		template.err = st.Close()
+	})
+	if template.err != nil {
+		t.Fatal(template.err)
+	}
+	path := filepath.Join(t.TempDir(), "t.duckdb")
+	copyFile(t, template.path, path)
+	db, err := sql.Open("duckdb", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(); db.Close() })
+	// As store.Open sets it; one thread keeps the run light and the rows'
+	// order that of the plan.
+	mustExec(t, conn, `SET asof_loop_join_threshold = 0; SET threads = 1`)
+	return conn
+}
+
+func copyFile(t *testing.T, from, to string) {
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustExec(t *testing.T, conn *sql.Conn, stmt string, args ...any) {
+	t.Helper()
+	if _, err := conn.ExecContext(context.Background(), stmt, args...); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+}
+
+// runCase runs one case in a transaction it rolls back, and returns its
+// output.
+func runCase(t *testing.T, conn *sql.Conn, query string, c dataCase) string {
+	ctx := context.Background()
+	mustExec(t, conn, "BEGIN TRANSACTION")
+	defer conn.ExecContext(ctx, "ROLLBACK")
+	var args []any
+	var shows []string
+	sortRows := false
+	lines := c.input[:len(c.input)-1]
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		word, rest, _ := strings.Cut(l, " ")
+		switch word {
+		case "", "#", "case":
+		case "args":
+			for _, e := range splitCells(rest) {
+				args = append(args, evalArg(t, conn, e))
+			}
+		case "rowsort":
+			sortRows = true
+		case "exec":
+			mustExec(t, conn, rest)
+		case "show":
+			shows = append(shows, rest)
+		case "table", "temp":
+			n := i + 1
+			for n < len(lines) && strings.TrimSpace(lines[n]) != "" && !strings.HasPrefix(lines[n], "#") {
+				n++
+			}
+			if n == i+1 {
+				t.Fatalf("testdata/%s:%d: %s %s has no header", query, c.line, word, rest)
+			}
+			load(t, conn, word == "temp", strings.TrimSpace(rest), lines[i+1:n])
+			i = n - 1
+		default:
+			if !strings.HasPrefix(word, "#") {
+				t.Fatalf("testdata/%s:%d: unknown line %q", query, c.line, l)
+			}
+		}
+	}
+	stmts := statements(queries.Get(query))
+	last := len(stmts) - 1
+	if len(shows) > 0 {
+		last = len(stmts)
+	}
+	var out []string
+	for i, s := range stmts {
+		var a []any
+		if paramPattern.MatchString(s) {
+			a = args
+		}
+		if i == last {
+			out = append(out, printQuery(ctx, conn, s, a, sortRows)...)
+			continue
+		}
+		res, err := conn.ExecContext(ctx, s, a...)
+		if err != nil {
+			return "error: " + oneLine(err.Error())
+		}
+		if len(stmts) == 1 {
+			n, _ := res.RowsAffected()
+			out = append(out, fmt.Sprintf("affected: %d", n))
+		}
+	}
+	for _, s := range shows {
+		table, cols, ok := strings.Cut(s, ":")
+		if !ok {
+			cols = "*"
+		}
+		out = append(out, table+":")
+		out = append(out, printQuery(ctx, conn, "SELECT "+cols+" FROM "+table+" ORDER BY ALL", nil, false)...)
+	}
+	return strings.Join(out, "\n")
+}
+
+var paramPattern = regexp.MustCompile(`\$[0-9]`)
+
+// statements splits a query file as store.ExecScript does, leaving out
+// the parts that hold only comments.
+func statements(text string) []string {
+	var out []string
+	for _, s := range strings.SplitAfter(text, ";\n") {
+		for l := range strings.Lines(s) {
+			if l := strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "--") {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// splitCells splits a row at the '|' outside quotes and brackets.
+func splitCells(line string) []string {
+	var cells []string
+	depth, quote, start := 0, byte(0), 0
+	for i := 0; i < len(line); i++ {
+		switch ch := line[i]; {
+		case quote != 0:
+			if ch == quote {
+				quote = 0
+			}
+		case ch == '\'' || ch == '"':
+			quote = ch
+		case ch == '[' || ch == '(' || ch == '{':
+			depth++
+		case ch == ']' || ch == ')' || ch == '}':
+			depth--
+		case ch == '|' && depth == 0:
+			cells = append(cells, strings.TrimSpace(line[start:i]))
+			start = i + 1
+		}
+	}
+	return append(cells, strings.TrimSpace(line[start:]))
+}
+
+// evalArg evaluates a DuckDB expression to the Go value the query's
+// callers pass: integers as int64, lists of text as []string.
+func evalArg(t *testing.T, conn *sql.Conn, expr string) any {
+	var v any
+	if err := conn.QueryRowContext(context.Background(), "SELECT "+expr).Scan(&v); err != nil {
+		t.Fatalf("args %s: %v", expr, err)
+	}
+	switch x := v.(type) {
+	case int8, int16, int32, uint8, uint16, uint32:
+		n, _ := strconv.ParseInt(fmt.Sprint(x), 10, 64)
+		return n
+	case []any:
+		texts := make([]string, len(x))
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return v
+			}
+			texts[i] = s
+		}
+		return texts
+	}
+	return v
+}
+
+// load inserts rows into table (made first as a temporary table when
+// temp), filling the NOT NULL columns a row leaves out with their type's
+// zero.
+func load(t *testing.T, conn *sql.Conn, temp bool, table string, lines []string) {
+	header := splitCells(lines[0])
+	if temp {
+		mustExec(t, conn, "CREATE TEMP TABLE "+table+" ("+strings.Join(header, ", ")+")")
+		for i, h := range header {
+			header[i], _, _ = strings.Cut(h, " ")
+		}
+	}
+	rows, err := conn.QueryContext(context.Background(), `SELECT column_name, data_type FROM duckdb_columns()
+		WHERE table_name = $1 AND NOT is_nullable AND column_default IS NULL ORDER BY column_index`, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, zeros := header, []string(nil)
+	for rows.Next() {
+		var col, typ string
+		if err := rows.Scan(&col, &typ); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(header, col) {
+			cols = append(cols, col)
+			zeros = append(zeros, zeroOf(typ))
+		}
+	}
+	rows.Close()
+	if len(lines) == 1 {
+		return
+	}
+	var values []string
+	for _, l := range lines[1:] {
+		cells := splitCells(l)
+		if len(cells) != len(header) {
+			t.Fatalf("table %s: row %q has %d values for %d columns", table, l, len(cells), len(header))
+		}
+		values = append(values, "("+strings.Join(append(cells, zeros...), ", ")+")")
+	}
+	mustExec(t, conn, "INSERT INTO "+table+" ("+strings.Join(quoteAll(cols), ", ")+") VALUES "+strings.Join(values, ", "))
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = `"` + n + `"`
+	}
+	return out
+}
+
+func zeroOf(typ string) string {
+	switch {
+	case strings.HasSuffix(typ, "[]"):
+		return "[]"
+	case typ == "VARCHAR":
+		return "''"
+	case typ == "BOOLEAN":
+		return "false"
+	case strings.HasPrefix(typ, "TIMESTAMP"):
+		return "'epoch'::" + typ
+	}
+	return "0"
+}
+
+// printQuery runs a query and prints its rows: a header and aligned
+// columns, or, when a row would be wider than 100 characters, one line per
+// value.
+func printQuery(ctx context.Context, conn *sql.Conn, query string, args []any, sortRows bool) []string {
+	rows, err := conn.QueryContext(ctx, query, args...)
+	if err != nil {
+		return []string{"error: " + oneLine(err.Error())}
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var table [][]string
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return []string{"error: " + oneLine(err.Error())}
+		}
+		row := make([]string, len(vals))
+		for i, v := range vals {
+			row[i] = format(v)
+		}
+		table = append(table, row)
+	}
+	if err := rows.Err(); err != nil {
+		return []string{"error: " + oneLine(err.Error())}
+	}
+	if sortRows {
+		slices.SortFunc(table, func(a, b []string) int { return slices.Compare(a, b) })
+	}
+	if len(table) == 0 {
+		return []string{strings.Join(cols, " | "), "(no rows)"}
+	}
+	widths := make([]int, len(cols))
+	for _, r := range append([][]string{cols}, table...) {
+		for i, v := range r {
+			widths[i] = max(widths[i], len(v))
+		}
+	}
+	total := 0
+	for _, w := range widths {
+		total += w + 3
+	}
+	var out []string
+	if total > 100 {
+		for n, r := range table {
+			out = append(out, fmt.Sprintf("row %d:", n+1))
+			for i, v := range r {
+				out = append(out, "  "+cols[i]+" = "+v)
+			}
+		}
+		return out
+	}
+	for _, r := range append([][]string{cols}, table...) {
+		var b strings.Builder
+		for i, v := range r {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			if i < len(r)-1 {
+				v += strings.Repeat(" ", widths[i]-len(v))
+			}
+			b.WriteString(v)
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// format prints a value as a DuckDB expression that gives it back.
+func format(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return "'" + strings.NewReplacer("'", "''", "\n", `\n`).Replace(x) + "'"
+	case float64:
+		return formatFloat(x)
+	case float32:
+		return formatFloat(float64(x))
+	case time.Time:
+		return "'" + x.UTC().Format("2006-01-02 15:04:05.999999") + "'"
+	case *big.Int:
+		return x.String()
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = format(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		var parts []string
+		for k, e := range x {
+			parts = append(parts, format(k)+": "+format(e))
+		}
+		slices.Sort(parts)
+		return "{" + strings.Join(parts, ", ") + "}"
+	case duckdb.Map:
+		var parts []string
+		for k, e := range x {
+			parts = append(parts, format(k)+": "+format(e))
+		}
+		slices.Sort(parts)
+		return "MAP {" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprint(v)
+}
+
+func formatFloat(f float64) string {
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".NI") {
+		s += ".0"
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestQueryDataCoverage checks that every query has a testdata file and
+// every testdata file a query.
+func TestQueryDataCoverage(t *testing.T) {
+	sqls, _ := filepath.Glob("*.sql")
+	data, _ := filepath.Glob("testdata/*")
+	var want, have []string
+	for _, s := range sqls {
+		want = append(want, strings.TrimSuffix(s, ".sql"))
+	}
+	for _, d := range data {
+		have = append(have, filepath.Base(d))
+	}
+	for _, q := range want {
+		if !slices.Contains(have, q) {
+			t.Errorf("queries/%s.sql has no tests: add testdata/%s (see queries_data_test.go)", q, q)
+		}
+	}
+	for _, d := range have {
+		if !slices.Contains(want, d) {
+			t.Errorf("testdata/%s names no query: there is no queries/%s.sql", d, d)
+		}
+	}
+}

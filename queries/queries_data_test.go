@@ -430,6 +430,7 @@ func printQuery(ctx context.Context, conn *sql.Conn, query string, args []any, s
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
+	types, _ := rows.ColumnTypes()
 	var table [][]string
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
@@ -443,6 +444,9 @@ func printQuery(ctx context.Context, conn *sql.Conn, query string, args []any, s
 		row := make([]string, len(vals))
 		for i, v := range vals {
 			row[i] = format(v)
+			if d, ok := v.(time.Time); ok && types[i].DatabaseTypeName() == "DATE" {
+				row[i] = "'" + d.Format(time.DateOnly) + "'"
+			}
 		}
 		table = append(table, row)
 	}

@@ -20,7 +20,10 @@ package queries_test
 //	temp <name>                  the same for a temporary table it creates,
 //	<col> <TYPE> | ...           from a header of names and types
 //	exec <statement>             a statement run as it comes
-//	show <table>[: <select list>]  after the query ran, print the table's rows
+//	run <query>                  another query file run first (one of no
+//	                             parameters, such as stage)
+//	show <table>[: <select list> [WHERE <condition>]]
+//	                             after the query ran, print the table's rows
 //	----
 //	<expected output, up to a blank line>
 //
@@ -237,6 +240,10 @@ func runCase(t *testing.T, conn *sql.Conn, query string, c dataCase) string {
 			sortRows = true
 		case "exec":
 			mustExec(t, conn, rest)
+		case "run":
+			for _, s := range statements(queries.Get(rest)) {
+				mustExec(t, conn, s)
+			}
 		case "show":
 			shows = append(shows, rest)
 		case "table", "temp":
@@ -284,8 +291,12 @@ func runCase(t *testing.T, conn *sql.Conn, query string, c dataCase) string {
 		if !ok {
 			cols = "*"
 		}
+		cols, where, _ := strings.Cut(cols, " WHERE ")
+		if where != "" {
+			where = " WHERE " + where
+		}
 		out = append(out, table+":")
-		out = append(out, printQuery(ctx, conn, "SELECT "+cols+" FROM "+table+" ORDER BY ALL", nil, false)...)
+		out = append(out, printQuery(ctx, conn, "SELECT "+cols+" FROM "+table+where+" ORDER BY ALL", nil, false)...)
 	}
 	return strings.Join(out, "\n")
 }
@@ -526,12 +537,12 @@ func format(v any) string {
 		}
 		slices.Sort(parts)
 		return "{" + strings.Join(parts, ", ") + "}"
-	case duckdb.Map:
-		var parts []string
-		for k, e := range x {
-			parts = append(parts, format(k)+": "+format(e))
+	case duckdb.OrderedMap:
+		keys, values := x.Keys(), x.Values()
+		parts := make([]string, len(keys))
+		for i := range keys {
+			parts[i] = format(keys[i]) + ": " + format(values[i])
 		}
-		slices.Sort(parts)
 		return "MAP {" + strings.Join(parts, ", ") + "}"
 	}
 	return fmt.Sprint(v)

@@ -291,14 +291,29 @@ func runCase(t *testing.T, conn *sql.Conn, query string, c dataCase) string {
 		if !ok {
 			cols = "*"
 		}
-		cols, where, _ := strings.Cut(cols, " WHERE ")
-		if where != "" {
-			where = " WHERE " + where
-		}
+		cols, where := cutWhere(cols)
 		out = append(out, table+":")
 		out = append(out, printQuery(ctx, conn, "SELECT "+cols+" FROM "+table+where+" ORDER BY ALL", nil, false)...)
 	}
 	return strings.Join(out, "\n")
+}
+
+// cutWhere splits a show line's select list from its WHERE clause, if it
+// has one outside parentheses.
+func cutWhere(s string) (cols, where string) {
+	depth := 0
+	for i := range len(s) {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		}
+		if depth == 0 && strings.HasPrefix(s[i:], " WHERE ") {
+			return s[:i], s[i:]
+		}
+	}
+	return s, ""
 }
 
 var (

@@ -319,6 +319,7 @@ func cutWhere(s string) (cols, where string) {
 var (
 	paramPattern = regexp.MustCompile(`\$[0-9]`)
 	writePattern = regexp.MustCompile(`(?m)^(INSERT|UPDATE|DELETE)\b`)
+	identifier   = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 )
 
 // statements splits a query file as store.ExecScript does, leaving out
@@ -459,6 +460,13 @@ func printQuery(ctx context.Context, conn *sql.Conn, query string, args []any, s
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
+	for i, c := range cols {
+		// An unnamed column is printed by its place, which is how the
+		// callers read it, rather than by DuckDB's text of its expression.
+		if !identifier.MatchString(c) {
+			cols[i] = fmt.Sprintf("#%d", i+1)
+		}
+	}
 	types, _ := rows.ColumnTypes()
 	var table [][]string
 	vals := make([]any, len(cols))

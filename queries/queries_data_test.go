@@ -29,15 +29,15 @@ package queries_test
 //
 // Without show the output is the rows of the query's last statement;
 // with it, the shown tables' rows, after "affected: N" for a file of one
-// INSERT, UPDATE or DELETE (the rows it changed, which callers count). Each case runs in a transaction that is
-// rolled back, so the cases of a file share one database.
+// INSERT, UPDATE or DELETE (the rows it changed, which callers count).
+// Each case runs in a transaction that is rolled back, so the cases of a
+// file share one database.
 
 import (
 	"context"
 	"database/sql"
 	"flag"
 	"fmt"
-	"io"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -45,13 +45,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
-	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/queries"
 )
 
@@ -80,7 +79,7 @@ func runDataFile(t *testing.T, path string) {
 		t.Fatalf("%s names no query: there is no queries/%s.sql", path, name)
 	}
 	cases := parseDataFile(t, path)
-	conn := openTemplateCopy(t)
+	conn := openFresh(t)
 	var out strings.Builder
 	for i, c := range cases {
 		got := runCase(t, conn, name, c)
@@ -146,36 +145,15 @@ func trimBlank(lines []string) []string {
 	return lines
 }
 
-var template struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// openTemplateCopy opens a copy of a database store.Open migrated once
-// for the whole run (opening a new one per file costs more than the
-// cases), on one connection: the temporary tables the queries share
-// live on it.
-func openTemplateCopy(t *testing.T) *sql.Conn {
-	template.once.Do(func() {
-		dir, err := os.MkdirTemp("", "queries-template")
-		if err != nil {
-			template.err = err
-			return
-		}
-		template.path = filepath.Join(dir, "t.duckdb")
-		st, err := store.Open(context.Background(), template.path, store.Options{MemoryLimit: "1GB"})
-		if err != nil {
-			template.err = err
-			return
-		}
-		template.err = st.Close()
-	})
-	if template.err != nil {
-		t.Fatal(template.err)
-	}
+// openFresh makes a database in t.TempDir() as every retryscope command
+// finds it (store.Open, migrations applied), and opens it again on one
+// connection of its own, on which the temporary tables a query reads
+// live: the store keeps its connection to itself.
+func openFresh(t *testing.T) *sql.Conn {
 	path := filepath.Join(t.TempDir(), "t.duckdb")
-	copyFile(t, template.path, path)
+	if err := testkit.OpenFile(t, path).Close(); err != nil {
+		t.Fatal(err)
+	}
 	db, err := sql.Open("duckdb", path)
 	if err != nil {
 		t.Fatal(err)
@@ -190,24 +168,6 @@ func openTemplateCopy(t *testing.T) *sql.Conn {
 	// order that of the plan.
 	mustExec(t, conn, `SET asof_loop_join_threshold = 0; SET threads = 1`)
 	return conn
-}
-
-func copyFile(t *testing.T, from, to string) {
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func mustExec(t *testing.T, conn *sql.Conn, stmt string, args ...any) {
@@ -402,7 +362,7 @@ func load(t *testing.T, conn *sql.Conn, temp bool, table string, lines []string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols, zeros := header, []string(nil)
+	cols, zeros := slices.Clone(header), []string(nil)
 	for rows.Next() {
 		var col, typ string
 		if err := rows.Scan(&col, &typ); err != nil {

@@ -22,6 +22,10 @@ package queries_test
 //	exec <statement>             a statement run as it comes
 //	run <query>                  another query file run first (one of no
 //	                             parameters, such as stage)
+//	after <statement>            a statement run after the query
+//	notx                         run the case outside a transaction (a query
+//	                             that begins or ends one); it must leave the
+//	                             database as it found it
 //	show <table>[: <select list> [WHERE <condition>]]
 //	                             after the query ran, print the table's rows
 //	----
@@ -32,6 +36,9 @@ package queries_test
 // INSERT, UPDATE or DELETE (the rows it changed, which callers count).
 // Each case runs in a transaction that is rolled back, so the cases of a
 // file share one database.
+//
+// An error of the query is its output ("error: ..."); an error of the
+// case's own lines fails the test.
 
 import (
 	"context"
@@ -83,8 +90,8 @@ func runDataFile(t *testing.T, path string) {
 	var out strings.Builder
 	for i, c := range cases {
 		got := runCase(t, conn, name, c)
-		if !*rewrite && got != strings.Join(c.expected, "\n") {
-			t.Errorf("%s:%d: got\n%s\nwant\n%s", path, c.line, got, strings.Join(c.expected, "\n"))
+		if want := strings.Join(c.expected, "\n"); !*rewrite && got != want {
+			t.Errorf("%s:%d: got (first) and want (second) differ at %s\ngot:\n%s", path, c.line, testkit.FirstDiff(got, want), got)
 		}
 		if i > 0 {
 			out.WriteString("\n\n")
@@ -181,32 +188,41 @@ func mustExec(t *testing.T, conn *sql.Conn, stmt string, args ...any) {
 // output.
 func runCase(t *testing.T, conn *sql.Conn, query string, c dataCase) string {
 	ctx := context.Background()
-	mustExec(t, conn, "BEGIN TRANSACTION")
-	defer conn.ExecContext(ctx, "ROLLBACK")
 	var args []any
-	var shows []string
-	sortRows := false
+	var shows, after []string
+	sortRows, inTx := false, true
 	lines := c.input[:len(c.input)-1]
+	for _, l := range lines {
+		if l == "notx" {
+			inTx = false
+		}
+	}
+	if inTx {
+		mustExec(t, conn, "BEGIN TRANSACTION")
+		defer conn.ExecContext(ctx, "ROLLBACK")
+	}
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
 		word, rest, _ := strings.Cut(l, " ")
-		switch word {
-		case "", "#", "case":
-		case "args":
+		switch {
+		case word == "" || word == "case" || word == "notx" || strings.HasPrefix(word, "#"):
+		case word == "args":
 			for _, e := range splitCells(rest) {
 				args = append(args, evalArg(t, conn, e))
 			}
-		case "rowsort":
+		case word == "rowsort":
 			sortRows = true
-		case "exec":
+		case word == "exec":
 			mustExec(t, conn, rest)
-		case "run":
+		case word == "run":
 			for _, s := range statements(queries.Get(rest)) {
 				mustExec(t, conn, s)
 			}
-		case "show":
+		case word == "after":
+			after = append(after, rest)
+		case word == "show":
 			shows = append(shows, rest)
-		case "table", "temp":
+		case word == "table" || word == "temp":
 			n := i + 1
 			for n < len(lines) && strings.TrimSpace(lines[n]) != "" && !strings.HasPrefix(lines[n], "#") {
 				n++
@@ -217,34 +233,15 @@ func runCase(t *testing.T, conn *sql.Conn, query string, c dataCase) string {
 			load(t, conn, word == "temp", strings.TrimSpace(rest), lines[i+1:n])
 			i = n - 1
 		default:
-			if !strings.HasPrefix(word, "#") {
-				t.Fatalf("testdata/%s:%d: unknown line %q", query, c.line, l)
-			}
+			t.Fatalf("testdata/%s:%d: unknown line %q", query, c.line, l)
 		}
 	}
-	stmts := statements(queries.Get(query))
-	last := len(stmts) - 1
-	if len(shows) > 0 {
-		last = len(stmts)
+	out, ok := runQuery(ctx, conn, query, args, len(shows) > 0, sortRows)
+	if !ok {
+		return strings.Join(out, "\n")
 	}
-	var out []string
-	for i, s := range stmts {
-		var a []any
-		if paramPattern.MatchString(s) {
-			a = args
-		}
-		if i == last {
-			out = append(out, printQuery(ctx, conn, s, a, sortRows)...)
-			continue
-		}
-		res, err := conn.ExecContext(ctx, s, a...)
-		if err != nil {
-			return "error: " + oneLine(err.Error())
-		}
-		if len(stmts) == 1 && writePattern.MatchString(s) {
-			n, _ := res.RowsAffected()
-			out = append(out, fmt.Sprintf("affected: %d", n))
-		}
+	for _, s := range after {
+		mustExec(t, conn, s)
 	}
 	for _, s := range shows {
 		table, cols, ok := strings.Cut(s, ":")
@@ -256,6 +253,30 @@ func runCase(t *testing.T, conn *sql.Conn, query string, c dataCase) string {
 		out = append(out, printQuery(ctx, conn, "SELECT "+cols+" FROM "+table+where+" ORDER BY ALL", nil, false)...)
 	}
 	return strings.Join(out, "\n")
+}
+
+// runQuery runs the query's statements, and prints the rows of the last
+// unless written is set; ok is false when a statement failed.
+func runQuery(ctx context.Context, conn *sql.Conn, query string, args []any, written, sortRows bool) (out []string, ok bool) {
+	stmts := statements(queries.Get(query))
+	for i, s := range stmts {
+		var a []any
+		if paramPattern.MatchString(s) {
+			a = args
+		}
+		if i == len(stmts)-1 && !written {
+			return printQuery(ctx, conn, s, a, sortRows), true
+		}
+		res, err := conn.ExecContext(ctx, s, a...)
+		if err != nil {
+			return []string{"error: " + oneLine(err.Error())}, false
+		}
+		if len(stmts) == 1 && writePattern.MatchString(s) {
+			n, _ := res.RowsAffected()
+			out = append(out, fmt.Sprintf("affected: %d", n))
+		}
+	}
+	return out, true
 }
 
 // cutWhere splits a show line's select list from its WHERE clause, if it

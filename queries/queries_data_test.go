@@ -24,8 +24,8 @@ package queries_test
 //	                             parameters, such as stage)
 //	after <statement>            a statement run after the query
 //	notx                         run the case outside a transaction (a query
-//	                             that begins or ends one); it must leave the
-//	                             database as it found it
+//	                             that begins or ends one): what it writes
+//	                             stays for the file's next cases
 //	show <table>[: <select list> [WHERE <condition>]]
 //	                             after the query ran, print the table's rows
 //	----

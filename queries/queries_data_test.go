@@ -31,6 +31,9 @@ package queries_test
 //	----
 //	<expected output, up to a blank line>
 //
+// $TMPDIR in a case's lines is a directory of the test's own, for files a
+// case writes (COPY ... TO '$TMPDIR/x.parquet').
+//
 // Without show the output is the rows of the query's last statement;
 // with it, the shown tables' rows, after "affected: N" for a file of one
 // INSERT, UPDATE or DELETE (the rows it changed, which callers count).
@@ -87,9 +90,10 @@ func runDataFile(t *testing.T, path string) {
 	}
 	cases := parseDataFile(t, path)
 	conn := openFresh(t)
+	tmpDir := t.TempDir()
 	var out strings.Builder
 	for i, c := range cases {
-		got := runCase(t, conn, name, c)
+		got := runCase(t, conn, tmpDir, name, c)
 		if want := strings.Join(c.expected, "\n"); !*rewrite && got != want {
 			t.Errorf("%s:%d: got (first) and want (second) differ at %s\ngot:\n%s", path, c.line, testkit.FirstDiff(got, want), got)
 		}
@@ -186,16 +190,15 @@ func mustExec(t *testing.T, conn *sql.Conn, stmt string, args ...any) {
 
 // runCase runs one case in a transaction it rolls back, and returns its
 // output.
-func runCase(t *testing.T, conn *sql.Conn, query string, c dataCase) string {
+func runCase(t *testing.T, conn *sql.Conn, tmpDir, query string, c dataCase) string {
 	ctx := context.Background()
 	var args []any
 	var shows, after []string
 	sortRows, inTx := false, true
-	lines := c.input[:len(c.input)-1]
-	for _, l := range lines {
-		if l == "notx" {
-			inTx = false
-		}
+	var lines []string
+	for _, l := range c.input[:len(c.input)-1] {
+		inTx = inTx && l != "notx"
+		lines = append(lines, strings.ReplaceAll(l, "$TMPDIR", tmpDir))
 	}
 	if inTx {
 		mustExec(t, conn, "BEGIN TRANSACTION")

@@ -346,7 +346,8 @@ func splitCells(line string) []string {
 }
 
 // evalArg evaluates a DuckDB expression to the Go value the query's
-// callers pass: integers as int64, lists of text as []string.
+// callers pass: integers as int64, decimals as float64, lists of text as
+// []string.
 func evalArg(t *testing.T, conn *sql.Conn, expr string) any {
 	var v any
 	if err := conn.QueryRowContext(context.Background(), "SELECT "+expr).Scan(&v); err != nil {
@@ -356,6 +357,8 @@ func evalArg(t *testing.T, conn *sql.Conn, expr string) any {
 	case int8, int16, int32, uint8, uint16, uint32:
 		n, _ := strconv.ParseInt(fmt.Sprint(x), 10, 64)
 		return n
+	case duckdb.Decimal:
+		return x.Float64()
 	case []any:
 		texts := make([]string, len(x))
 		for i, e := range x {

@@ -437,16 +437,26 @@ func zeroOf(typ string) string {
 	return "0"
 }
 
-// printQuery runs a query and prints its rows: a header and aligned
-// columns, or, when a row would be wider than 100 characters, one line per
-// value.
+// printQuery runs a query and prints its rows (see layout), or its error.
 func printQuery(ctx context.Context, conn *sql.Conn, query string, args []any, sortRows bool) []string {
-	rows, err := conn.QueryContext(ctx, query, args...)
+	cols, table, err := queryRows(ctx, conn, query, args)
 	if err != nil {
 		return []string{"error: " + oneLine(err.Error())}
 	}
+	if sortRows {
+		slices.SortFunc(table, func(a, b []string) int { return slices.Compare(a, b) })
+	}
+	return layout(cols, table)
+}
+
+// queryRows runs a query and formats every value it yields.
+func queryRows(ctx context.Context, conn *sql.Conn, query string, args []any) (cols []string, table [][]string, err error) {
+	rows, err := conn.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, nil, err
+	}
 	defer rows.Close()
-	cols, _ := rows.Columns()
+	cols, _ = rows.Columns()
 	for i, c := range cols {
 		// An unnamed column is printed by its place, which is how the
 		// callers read it, rather than by DuckDB's text of its expression.
@@ -455,7 +465,6 @@ func printQuery(ctx context.Context, conn *sql.Conn, query string, args []any, s
 		}
 	}
 	types, _ := rows.ColumnTypes()
-	var table [][]string
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
@@ -463,7 +472,7 @@ func printQuery(ctx context.Context, conn *sql.Conn, query string, args []any, s
 	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return []string{"error: " + oneLine(err.Error())}
+			return nil, nil, err
 		}
 		row := make([]string, len(vals))
 		for i, v := range vals {
@@ -474,24 +483,22 @@ func printQuery(ctx context.Context, conn *sql.Conn, query string, args []any, s
 		}
 		table = append(table, row)
 	}
-	if err := rows.Err(); err != nil {
-		return []string{"error: " + oneLine(err.Error())}
-	}
-	if sortRows {
-		slices.SortFunc(table, func(a, b []string) int { return slices.Compare(a, b) })
-	}
+	return cols, table, rows.Err()
+}
+
+// layout prints rows under a header of column names, in aligned columns,
+// or, when a row would be wider than 100 characters, one line per value.
+func layout(cols []string, table [][]string) []string {
 	if len(table) == 0 {
 		return []string{strings.Join(cols, " | "), "(no rows)"}
 	}
 	widths := make([]int, len(cols))
-	for _, r := range append([][]string{cols}, table...) {
-		for i, v := range r {
-			widths[i] = max(widths[i], len(v))
-		}
-	}
 	total := 0
-	for _, w := range widths {
-		total += w + 3
+	for i := range cols {
+		for _, r := range append([][]string{cols}, table...) {
+			widths[i] = max(widths[i], len(r[i]))
+		}
+		total += widths[i] + 3
 	}
 	var out []string
 	if total > 100 {
@@ -504,17 +511,11 @@ func printQuery(ctx context.Context, conn *sql.Conn, query string, args []any, s
 		return out
 	}
 	for _, r := range append([][]string{cols}, table...) {
-		var b strings.Builder
+		cells := make([]string, len(r))
 		for i, v := range r {
-			if i > 0 {
-				b.WriteString(" | ")
-			}
-			if i < len(r)-1 {
-				v += strings.Repeat(" ", widths[i]-len(v))
-			}
-			b.WriteString(v)
+			cells[i] = v + strings.Repeat(" ", widths[i]-len(v))
 		}
-		out = append(out, b.String())
+		out = append(out, strings.TrimRight(strings.Join(cells, " | "), " "))
 	}
 	return out
 }

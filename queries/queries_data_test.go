@@ -188,13 +188,20 @@ func mustExec(t *testing.T, conn *sql.Conn, stmt string, args ...any) {
 	}
 }
 
-// runCase runs one case in a transaction it rolls back, and returns its
-// output.
+// caseSetup is what a case's lines ask of the run, besides the rows they
+// load.
+type caseSetup struct {
+	args     []any
+	shows    []string // show lines, after "show "
+	after    []string // statements run after the query
+	sortRows bool
+}
+
+// runCase runs one case, in a transaction it rolls back unless the case
+// says notx, and returns its output.
 func runCase(t *testing.T, conn *sql.Conn, tmpDir, query string, c dataCase) string {
 	ctx := context.Background()
-	var args []any
-	var shows, after []string
-	sortRows, inTx := false, true
+	inTx := true
 	var lines []string
 	for _, l := range c.input[:len(c.input)-1] {
 		inTx = inTx && l != "notx"
@@ -204,49 +211,15 @@ func runCase(t *testing.T, conn *sql.Conn, tmpDir, query string, c dataCase) str
 		mustExec(t, conn, "BEGIN TRANSACTION")
 		defer conn.ExecContext(ctx, "ROLLBACK")
 	}
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		word, rest, _ := strings.Cut(l, " ")
-		switch {
-		case word == "" || word == "case" || word == "notx" || strings.HasPrefix(word, "#"):
-		case word == "args":
-			for _, e := range splitCells(rest) {
-				args = append(args, evalArg(t, conn, e))
-			}
-		case word == "rowsort":
-			sortRows = true
-		case word == "exec":
-			mustExec(t, conn, rest)
-		case word == "run":
-			for _, s := range statements(queries.Get(rest)) {
-				mustExec(t, conn, s)
-			}
-		case word == "after":
-			after = append(after, rest)
-		case word == "show":
-			shows = append(shows, rest)
-		case word == "table" || word == "temp":
-			n := i + 1
-			for n < len(lines) && strings.TrimSpace(lines[n]) != "" && !strings.HasPrefix(lines[n], "#") {
-				n++
-			}
-			if n == i+1 {
-				t.Fatalf("testdata/%s:%d: %s %s has no header", query, c.line, word, rest)
-			}
-			load(t, conn, word == "temp", strings.TrimSpace(rest), lines[i+1:n])
-			i = n - 1
-		default:
-			t.Fatalf("testdata/%s:%d: unknown line %q", query, c.line, l)
-		}
-	}
-	out, ok := runQuery(ctx, conn, query, args, len(shows) > 0, sortRows)
+	setup := setUp(t, conn, fmt.Sprintf("testdata/%s:%d", query, c.line), lines)
+	out, ok := runQuery(ctx, conn, query, setup.args, len(setup.shows) > 0, setup.sortRows)
 	if !ok {
 		return strings.Join(out, "\n")
 	}
-	for _, s := range after {
+	for _, s := range setup.after {
 		mustExec(t, conn, s)
 	}
-	for _, s := range shows {
+	for _, s := range setup.shows {
 		table, cols, ok := strings.Cut(s, ":")
 		if !ok {
 			cols = "*"
@@ -256,6 +229,47 @@ func runCase(t *testing.T, conn *sql.Conn, tmpDir, query string, c dataCase) str
 		out = append(out, printQuery(ctx, conn, "SELECT "+cols+" FROM "+table+where+" ORDER BY ALL", nil, false)...)
 	}
 	return strings.Join(out, "\n")
+}
+
+// setUp runs a case's lines before the query: it loads the rows and runs
+// the statements they give, and returns the rest for the run.
+func setUp(t *testing.T, conn *sql.Conn, where string, lines []string) caseSetup {
+	var c caseSetup
+	for i := 0; i < len(lines); i++ {
+		word, rest, _ := strings.Cut(lines[i], " ")
+		switch {
+		case word == "" || word == "case" || word == "notx" || strings.HasPrefix(word, "#"):
+		case word == "args":
+			for _, e := range splitCells(rest) {
+				c.args = append(c.args, evalArg(t, conn, e))
+			}
+		case word == "rowsort":
+			c.sortRows = true
+		case word == "exec":
+			mustExec(t, conn, rest)
+		case word == "run":
+			for _, s := range statements(queries.Get(rest)) {
+				mustExec(t, conn, s)
+			}
+		case word == "after":
+			c.after = append(c.after, rest)
+		case word == "show":
+			c.shows = append(c.shows, rest)
+		case word == "table" || word == "temp":
+			n := i + 1
+			for n < len(lines) && strings.TrimSpace(lines[n]) != "" && !strings.HasPrefix(lines[n], "#") {
+				n++
+			}
+			if n == i+1 {
+				t.Fatalf("%s: %s %s has no header", where, word, rest)
+			}
+			load(t, conn, word == "temp", strings.TrimSpace(rest), lines[i+1:n])
+			i = n - 1
+		default:
+			t.Fatalf("%s: unknown line %q", where, lines[i])
+		}
+	}
+	return c
 }
 
 // runQuery runs the query's statements, and prints the rows of the last

@@ -73,6 +73,8 @@ type dataCase struct {
 	expected []string
 }
 
+// TestQueryData runs every case of every file of testdata, one subtest
+// (and one fresh database) per file.
 func TestQueryData(t *testing.T) {
 	files, err := filepath.Glob("testdata/*")
 	if err != nil {

@@ -66,6 +66,10 @@ import (
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the expected rows of queries/testdata")
 
+// queryText is the text of the query a case runs: queries.Get, but for
+// TestQueryDataCatchesSwappedColumns.
+var queryText = queries.Get
+
 // dataCase is one case of a testdata file.
 type dataCase struct {
 	line     int      // of its "case" line
@@ -277,7 +281,7 @@ func setUp(t *testing.T, conn *sql.Conn, where string, lines []string) caseSetup
 // runQuery runs the query's statements, and prints the rows of the last
 // unless written is set; ok is false when a statement failed.
 func runQuery(ctx context.Context, conn *sql.Conn, query string, args []any, written, sortRows bool) (out []string, ok bool) {
-	stmts := statements(queries.Get(query))
+	stmts := statements(queryText(query))
 	for i, s := range stmts {
 		var a []any
 		if paramPattern.MatchString(s) {
@@ -584,6 +588,39 @@ func formatFloat(f float64) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestQueryDataCatchesSwappedColumns swaps two figures of the same type in
+// a query's SQL (report_workload's retried and retried_ok, both counts)
+// and requires its cases to fail: a case shows every column by name, so a
+// reordered or swapped column cannot pass unseen.
+func TestQueryDataCatchesSwappedColumns(t *testing.T) {
+	const name = "report_workload"
+	retried := "count(*) FILTER (WHERE attempts > 1) AS retried,"
+	retriedOK := "count(*) FILTER (WHERE attempts > 1 AND outcome = 'ok') AS retried_ok,"
+	text := queries.Get(name)
+	if !strings.Contains(text, retried) || !strings.Contains(text, retriedOK) {
+		t.Fatalf("%s.sql no longer has the columns this test swaps: pick two others", name)
+	}
+	swapped := strings.NewReplacer(retried, strings.Replace(retriedOK, "retried_ok", "retried", 1),
+		retriedOK, strings.Replace(retried, "retried", "retried_ok", 1)).Replace(text)
+	queryText = func(q string) string {
+		if q == name {
+			return swapped
+		}
+		return queries.Get(q)
+	}
+	defer func() { queryText = queries.Get }()
+	conn := openFresh(t)
+	failed := 0
+	for _, c := range parseDataFile(t, filepath.Join("testdata", name)) {
+		if runCase(t, conn, t.TempDir(), name, c) != strings.Join(c.expected, "\n") {
+			failed++
+		}
+	}
+	if failed == 0 {
+		t.Errorf("testdata/%s passes with retried and retried_ok swapped in its SQL", name)
+	}
+}
 
 // TestQueryDataCoverage checks that every query has a testdata file and
 // every testdata file a query.

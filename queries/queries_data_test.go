@@ -485,13 +485,9 @@ func queryRows(ctx context.Context, conn *sql.Conn, query string, args []any) (c
 		}
 	}
 	types, _ := rows.ColumnTypes()
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
 	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := testkit.ScanRow(rows, len(cols))
+		if err != nil {
 			return nil, nil, err
 		}
 		row := make([]string, len(vals))

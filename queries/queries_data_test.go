@@ -593,12 +593,9 @@ func TestQueryDataCatchesSwappedColumns(t *testing.T) {
 	const name = "report_workload"
 	retried := "count(*) FILTER (WHERE attempts > 1) AS retried,"
 	retriedOK := "count(*) FILTER (WHERE attempts > 1 AND outcome = 'ok') AS retried_ok,"
-	text := queries.Get(name)
-	if !strings.Contains(text, retried) || !strings.Contains(text, retriedOK) {
-		t.Fatalf("%s.sql no longer has the columns this test swaps: pick two others", name)
-	}
-	swapped := strings.NewReplacer(retried, strings.Replace(retriedOK, "retried_ok", "retried", 1),
-		retriedOK, strings.Replace(retried, "retried", "retried_ok", 1)).Replace(text)
+	swapped := testkit.ReplaceOnce(t, queries.Get(name), retried, "/*retried*/")
+	swapped = testkit.ReplaceOnce(t, swapped, retriedOK, strings.Replace(retriedOK, "retried_ok", "retried", 1))
+	swapped = testkit.ReplaceOnce(t, swapped, "/*retried*/", strings.Replace(retried, "retried", "retried_ok", 1))
 	queryText = func(q string) string {
 		if q == name {
 			return swapped

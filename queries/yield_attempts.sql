@@ -1,6 +1,6 @@
 -- yield_attempts: every attempt of the logical requests that started in
 -- [$1, $2] (Unix ns), with its request, for the marginal yield curve and
--- the capacity timeline (package report). One row per attempt, in
+-- the capacity timeline (package analysis). One row per attempt, in
 -- request_id then ordinal order.
 -- Columns:
 --   request_id

@@ -322,7 +322,8 @@ func TestMemoryHintOnlyForMemory(t *testing.T) {
 		{fmt.Errorf("report: %s: %w", oom, syscall.ENOSPC), false},
 		{errors.New("report: Binder Error: no such column"), false},
 		{fmt.Errorf("report: %w", &duckdb.Error{Type: duckdb.ErrorTypeOutOfMemory, Msg: oom}), true},
-		{fmt.Errorf("report: %w", &duckdb.Error{Type: duckdb.ErrorTypeBinder, Msg: "Binder Error: mentions Out of Memory Error"}), false},
+		{fmt.Errorf("report: %w", &duckdb.Error{Type: duckdb.ErrorTypeTransaction, Msg: "TransactionContext Error: Failed to commit: " + oom}), true},
+		{fmt.Errorf("report: %w", &duckdb.Error{Type: duckdb.ErrorTypeBinder, Msg: "Binder Error: no such column"}), false},
 	}
 	for _, c := range cases {
 		if got := memoryHint(c.err) != ""; got != c.hint {

@@ -28,14 +28,14 @@ func DiskFull(err error) bool {
 	return strings.Contains(strings.ToLower(err.Error()), "no space left on device")
 }
 
-// OutOfMemory says whether err is DuckDB's failure for want of memory:
-// a *duckdb.Error of type out of memory, or, where the error reached us as
-// text only (an appender's, or one a caller re-wrote with %v), its
-// message's prefix.
+// OutOfMemory says whether err is DuckDB's failure for want of memory: a
+// *duckdb.Error of type out of memory, or a message that says so, for an
+// error that reached us as text only (an appender's, one re-wrapped with
+// %v) or whose type is another step's (a commit that could not spill).
 func OutOfMemory(err error) bool {
 	var de *duckdb.Error
-	if errors.As(err, &de) {
-		return de.Type == duckdb.ErrorTypeOutOfMemory
+	if errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory {
+		return true
 	}
 	return strings.Contains(err.Error(), "Out of Memory Error")
 }

@@ -72,7 +72,7 @@ func (s *Store) ExecScript(ctx context.Context, name string, args ...any) error 
 			continue
 		}
 		var a []any
-		if strings.Contains(stmt, "$1") {
+		if usesParams(stmt) {
 			a = args
 		}
 		if _, err := s.conn.ExecContext(ctx, stmt, a...); err != nil {
@@ -80,6 +80,19 @@ func (s *Store) ExecScript(ctx context.Context, name string, args ...any) error 
 		}
 	}
 	return nil
+}
+
+// usesParams says whether a statement of a script refers to $1, in its
+// code rather than in a comment (a file's header comment rides along with
+// its first statement).
+func usesParams(stmt string) bool {
+	for _, line := range strings.Split(stmt, "\n") {
+		code, _, _ := strings.Cut(line, "--")
+		if strings.Contains(code, "$1") {
+			return true
+		}
+	}
+	return false
 }
 
 // execText runs SQL text and returns the number of rows it affected.

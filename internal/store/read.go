@@ -20,8 +20,8 @@ import (
 // up to 2048 rows at a time. Through database/sql every value is boxed in
 // an interface by the driver, then converted again by Scan: for the
 // rebuild's 40 columns a span that cost more than DuckDB's query. Like the
-// driver's, EachChunkNamed's result is materialised, so reading it needs
-// no lock on the connection; StreamChunksNamed's is not, for the largest
+// driver's, Store.EachChunk's result is materialised, so reading it needs
+// no lock on the connection; Store.StreamChunks's is not, for the largest
 // results. Readers name the columns they read (resultcols.go).
 
 // Kind is how a result column is read.

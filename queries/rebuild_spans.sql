@@ -37,7 +37,7 @@
 --     counter present; counter_kind: explicit | header | resend | grpc;
 --   retry_after_s: a captured Retry-After, in seconds: retry-after-ms
 --     first, else Retry-After as seconds or as an HTTP-date (counted from
---     the span's end);
+--     the span's end); NULL when the span captured none;
 --   rejected: an evaluator rejected this output (attribute or event);
 --   has_response: something came back (a status code, output, an inbound
 --     message, an OK status);
@@ -286,8 +286,10 @@ SELECT
         WHEN e.previous_rpc_attempts IS NOT NULL THEN 'grpc'
     END AS counter_kind,
     coalesce(TRY_CAST(e.retry_after_ms AS DOUBLE) / 1000, TRY_CAST(e.retry_after AS DOUBLE),
-             -- An HTTP-date: the wait from the response (the span's end).
-             greatest(0, (epoch_ns(TRY(strptime(e.retry_after, '%a, %d %b %Y %H:%M:%S GMT'))) - e.end_ns) / 1e9)) AS retry_after_s,
+             -- An HTTP-date: the wait from the response (the span's end),
+             -- none before it; NULL without one (greatest skips a NULL).
+             CASE WHEN TRY(strptime(e.retry_after, '%a, %d %b %Y %H:%M:%S GMT')) IS NOT NULL THEN
+                 greatest(0, (epoch_ns(TRY(strptime(e.retry_after, '%a, %d %b %Y %H:%M:%S GMT'))) - e.end_ns) / 1e9) END) AS retry_after_s,
     e.rejected,
     e.http_status IS NOT NULL OR e.grpc_status IS NOT NULL OR e.output_tokens IS NOT NULL
         OR e.has_response_model OR e.status_code = 'ok' OR e.inbound AS has_response,

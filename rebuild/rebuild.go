@@ -343,7 +343,7 @@ const factsPerSlice = 100_000
 // same spans: it is part of the rebuild's fingerprint, so a database
 // derived by older rules is derived again in full by the next run or
 // report instead of being taken as fresh.
-const RulesVersion = 31
+const RulesVersion = 32
 
 // fingerprint identifies the rules and options a rebuild ran with.
 func (o Options) fingerprint() string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/retryscope/retryscope/ingest"
@@ -55,6 +56,12 @@ func TestRecordedQuotaPredictsRaisedCap(t *testing.T) {
 		t.Errorf("inferred %+v, want svc-01 with the AWS standard quota, %d requests stopped", q, stops)
 	}
 	checkPrediction(t, "cap 3→5, recorded quota", res.Overall.Modeled, want, 0.10, 0.005, 0.10)
+
+	// A quota of 200 tokens, read from the traces as such.
+	small, _ := workload.Rebuilt(t, quotaStorm(func(p *sim.Policy) { p.Quota = 200 }))
+	smallRerun, _ := workload.Rebuilt(t, quotaStorm(func(p *sim.Policy) { p.Quota, p.MaxAttempts = 200, 5 }))
+	checkPrediction(t, "quota 200, cap 3→5, recorded quota", replayOf(t, small, Policy{Inner: 5}).Overall.Modeled,
+		replayOf(t, smallRerun, Policy{}).Overall.Recorded, 0.10, 0.005, 0.10)
 
 	off, err := Replay(context.Background(), recorded, Policy{Inner: 5}, Options{Seed: 1, NoRecordedQuota: true})
 	if err != nil {
@@ -116,5 +123,28 @@ func TestRecordedQuotaFixture(t *testing.T) {
 	calm, _ := workload.Rebuilt(t, calm(func(*sim.Policy) {}))
 	if res := replayOf(t, calm, Policy{Inner: 5}); len(res.RecordedQuotas) != 0 {
 		t.Errorf("calm workload without a quota: inferred %+v", res.RecordedQuotas)
+	}
+}
+
+// TestRecordedQuotaEstimate: gen's clients with a quota of 200 tokens (the
+// standard's costs) are read as having 200, not the standard's 500, and
+// the text output names the quota the replay used.
+func TestRecordedQuotaEstimate(t *testing.T) {
+	st, _ := workload.Rebuilt(t, quotaStorm(func(p *sim.Policy) { p.Quota = 200 }))
+	res := replayOf(t, st, Policy{Inner: 5})
+	if len(res.RecordedQuotas) != 1 {
+		t.Fatalf("recorded quotas %+v, want svc-01's", res.RecordedQuotas)
+	}
+	q := res.RecordedQuotas[0]
+	t.Logf("inferred %+v", q)
+	if want := (Quota{200, 5, 10, 1}); q.Quota != want || q.Standard || q.Estimated != 200 {
+		t.Errorf("inferred %+v, want %v read from the traces", q, want)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if line := "Recorded retry quota of svc-01: --retry-quota 200,5,10,1 (inferred from"; !strings.Contains(b.String(), line) {
+		t.Errorf("the text says nothing of the recorded quota (%q):\n%s", line, b.String())
 	}
 }

@@ -41,7 +41,7 @@ type pools struct {
 	loops loops
 	// quotas are the retry quotas the recorded clients showed, by
 	// service (RecordedQuota).
-	quotas map[string]*Quota
+	quotas map[string]*RecordedQuota
 }
 
 // medianMs is the median duration of the segment's served attempts on

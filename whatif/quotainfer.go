@@ -29,6 +29,38 @@ type RecordedQuota struct {
 	// Standard: the estimate is within noise of the AWS SDKs' standard
 	// retryer's (DefaultQuota), which Quota then is.
 	Standard bool `json:"aws_standard"`
+	// atNs and left are the recorded tokens over time under Quota: left[i]
+	// from atNs[i] on, read from the recorded retries and refunds.
+	atNs []int64
+	left []float64
+}
+
+// leftAt is what the recorded quota had just before nowNs, read from the
+// recorded retries and refunds.
+func (q *RecordedQuota) leftAt(nowNs int64) float64 {
+	i, _ := slices.BinarySearch(q.atNs, nowNs)
+	if i == 0 {
+		return q.Tokens
+	}
+	return q.left[i-1]
+}
+
+// timeline sets the recorded tokens over time under Quota.
+func (q *RecordedQuota) timeline(events []quotaEvent) {
+	t := q.Tokens
+	for _, e := range events {
+		switch {
+		case e.take > 0:
+			t -= e.take
+		case e.success && e.refund > 0:
+			t = min(q.Tokens, t+e.refund)
+		case e.success:
+			t = min(q.Tokens, t+q.Gain)
+		default:
+			continue
+		}
+		q.atNs, q.left = append(q.atNs, e.atNs), append(q.left, t)
+	}
 }
 
 // quotaNoise is how far, as a share of the standard's tokens, an
@@ -110,6 +142,7 @@ func inferQuota(service string, reqs []*recRequest) RecordedQuota {
 		}
 	}
 	if len(readings) == 0 {
+		q.timeline(events)
 		return q
 	}
 	slices.Sort(readings)
@@ -122,6 +155,7 @@ func inferQuota(service string, reqs []*recRequest) RecordedQuota {
 	if !q.Standard {
 		q.Tokens = math.Min(MaxQuotaTokens, math.Max(q.Cost, q.Estimated))
 	}
+	q.timeline(events)
 	return q
 }
 
@@ -220,7 +254,7 @@ func (q RecordedQuota) assumption() string {
 		from = fmt.Sprintf("the %d retries before the first stop and the tokens the stops said were left give %g initial tokens (spread %g)",
 			q.Retries, q.Estimated, q.Spread)
 	}
-	return fmt.Sprintf("recorded retry quota of %s: %d of its requests failed because their client's retry quota ran out (the AWS SDKs' \"retry quota exceeded\"), so the replay gives its client that quota, full at the first request replayed: %s; %s; a request the quota stopped retries again when the modeled quota allows (--retry-quota off replays without it)",
+	return fmt.Sprintf("recorded retry quota of %s: %d of its requests failed because their client's retry quota ran out (the AWS SDKs' \"retry quota exceeded\"), so the replay gives its client that quota, full at the first request replayed: %s; %s; the modeled tokens differ from the recorded ones by what the policy changed: a retry the recorded client made is made while that difference leaves it its cost, and a request the quota stopped retries once the difference makes up what its error said was missing (--retry-quota off replays without the quota)",
 		q.Service, q.Stopped, params, from)
 }
 
@@ -231,4 +265,11 @@ func (res *Result) addRecordedQuotas(qs []RecordedQuota) {
 	for _, q := range qs {
 		res.Assumptions = append(res.Assumptions, q.assumption())
 	}
+}
+
+// String is q as a line of a test's log: the service, the quota and what
+// it was read from.
+func (q RecordedQuota) String() string {
+	return fmt.Sprintf("%s: %g,%g,%g,%g (%d requests stopped, %d retries before the first; estimated %g, spread %g, standard %t)",
+		q.Service, q.Tokens, q.Cost, q.TimeoutCost, q.Gain, q.Stopped, q.Retries, q.Estimated, q.Spread, q.Standard)
 }

@@ -120,6 +120,14 @@ func TestRecordedQuotaFixture(t *testing.T) {
 	if q.Service != "ledger-writer" || q.Quota != DefaultQuota || !q.Standard || q.Estimated == 0 {
 		t.Errorf("inferred %+v, want ledger-writer with 500 tokens, 5 a retry, 10 after a timeout, 1 back, estimated near 500", q)
 	}
+	// Its simulation settled each call's tokens when the call started, not
+	// in time order; read against the recording, the quota still stops
+	// only the requests it stopped when nothing changes.
+	id := replay(reqs, Policy{}, Options{Seed: 1})
+	rec, mod := id.Overall.Recorded, id.Overall.Modeled
+	if len(id.RecordedQuotas) != 1 || mod.Attempts != rec.Attempts || mod.FinalFailureRate != rec.FinalFailureRate || !maps.Equal(mod.FailedBy, rec.FailedBy) {
+		t.Errorf("nothing changed: modeled %+v; recorded %+v", mod, rec)
+	}
 	calm, _ := workload.Rebuilt(t, calm(func(*sim.Policy) {}))
 	if res := replayOf(t, calm, Policy{Inner: 5}); len(res.RecordedQuotas) != 0 {
 		t.Errorf("calm workload without a quota: inferred %+v", res.RecordedQuotas)

@@ -134,9 +134,9 @@ func replay(reqs []*recRequest, policy Policy, opts Options) *Result {
 	var recorded []RecordedQuota
 	if policy.Quota == nil && !opts.NoRecordedQuota {
 		recorded = inferQuotas(reqs)
-		pl.quotas = map[string]*Quota{}
+		pl.quotas = map[string]*RecordedQuota{}
 		for i := range recorded {
-			pl.quotas[recorded[i].Service] = &recorded[i].Quota
+			pl.quotas[recorded[i].Service] = &recorded[i]
 		}
 	}
 	out := runPass(reqs, policy, opts, pl, nil)
@@ -326,7 +326,7 @@ func (r *replayer) admits(s *replayed, next modAttempt, nowNs int64) string {
 	if q := r.quotaOf(s); q != nil && inner {
 		cost = r.quotaCost(s, q)
 	}
-	if cost > 0 && r.quotaTokens(s, r.quotaOf(s)) < cost {
+	if cost > 0 && !r.quotaAdmits(s, next, r.quotaOf(s), cost, nowNs) {
 		return StopRetryQuota
 	}
 	if r.budget != nil && !r.budget.allowRetry(nowNs) {
@@ -415,7 +415,38 @@ func (r *replayer) quotaOf(s *replayed) *Quota {
 	if r.policy.Quota != nil {
 		return r.policy.Quota
 	}
-	return r.pools.quotas[s.req.seg.Service]
+	if q := r.pools.quotas[s.req.seg.Service]; q != nil {
+		return &q.Quota
+	}
+	return nil
+}
+
+// quotaAdmits reports whether the quota q of s's client pays for the
+// retry next, which costs cost, at nowNs. A policy's quota pays when it
+// has the tokens. The recorded quota is read against the recording: the
+// modeled tokens differ from the recorded ones (read from the recorded
+// retries and refunds, RecordedQuota.leftAt) by what the policy changed,
+// and that difference is added to what the recording shows then: at
+// least the cost where the recorded client made this retry, the tokens
+// its error stated where the recorded quota stopped the request. With
+// nothing changed, the recorded retries are made and the stops stand,
+// whatever order the spans settled in.
+func (r *replayer) quotaAdmits(s *replayed, next modAttempt, q *Quota, cost float64, nowNs int64) bool {
+	tokens := r.quotaTokens(s, q)
+	rq := r.pools.quotas[s.req.seg.Service]
+	if r.policy.Quota != nil || rq == nil {
+		return tokens >= cost
+	}
+	recorded := rq.leftAt(nowNs)
+	diff := tokens - recorded
+	last := s.kept[len(s.kept)-1]
+	switch stop := s.req.quotaStop; {
+	case next.rec >= 0 && !s.drawn:
+		return max(recorded, cost)+diff >= cost
+	case stop != nil && stop.available >= 0 && last.rec == len(s.req.attempts)-1:
+		return stop.available+diff >= cost
+	}
+	return tokens >= cost
 }
 
 // quotaTokens are the tokens left in the retry quota q of s's client; it

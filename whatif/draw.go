@@ -39,6 +39,9 @@ type pools struct {
 	firsts map[Segment][]recAttempt
 	// loops are the segments whose client is a closed loop.
 	loops loops
+	// quotas are the retry quotas the recorded clients showed, by
+	// service (RecordedQuota).
+	quotas map[string]*RecordedQuota
 }
 
 // medianMs is the median duration of the segment's served attempts on

@@ -69,6 +69,9 @@ type Result struct {
 	Overall     Row      `json:"overall"`
 	Segments    []Row    `json:"segments"`
 	Assumptions []string `json:"assumptions"`
+	// RecordedQuotas are the retry quotas the recorded clients showed,
+	// which the replay gave them (RecordedQuota).
+	RecordedQuotas []RecordedQuota `json:"recorded_quotas,omitempty"`
 }
 
 // outcome is one request's end as the figures need it.

@@ -55,6 +55,16 @@ type recRequest struct {
 	attempts  []recAttempt
 	task      string // its trace, or its --task-key value
 	detail    string // what ended it (requests.outcome_detail), "" when nothing says
+	// quotaStop, when set, says its client's retry quota stopped it, in
+	// the AWS SDKs' words (whatif_quota_stops).
+	quotaStop *quotaStop
+}
+
+// quotaStop is what a request's error said of the retry quota that
+// stopped it: the tokens left and the retry's cost, each -1 when it did
+// not say.
+type quotaStop struct {
+	available, requested float64
 }
 
 // load reads every logical request starting in window with its attempts,
@@ -115,7 +125,41 @@ func load(ctx context.Context, st *store.Store, taskKey string, window model.Win
 		return nil, err
 	}
 	keepLoopFallbacks(out)
+	if err := markQuotaStops(ctx, st, window, out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// markQuotaStops marks the requests of reqs whose client's retry quota
+// stopped them (whatif_quota_stops).
+func markQuotaStops(ctx context.Context, st *store.Store, window model.Window, reqs []*recRequest) error {
+	lo, hi := window.Bounds()
+	rows, err := st.QuerySQL(ctx, store.SQL{Name: "whatif_quota_stops", Text: queries.Get("whatif_quota_stops")}, lo, hi)
+	if err != nil {
+		return fmt.Errorf("read retry quota stops: %w", err)
+	}
+	defer rows.Close()
+	byID := map[string]*recRequest{}
+	for _, r := range reqs {
+		byID[r.id] = r
+	}
+	for rows.Next() {
+		var (
+			id                   string
+			available, requested sql.NullFloat64
+		)
+		if err := rows.Scan(&id, &available, &requested); err != nil {
+			return fmt.Errorf("read retry quota stops: %w", err)
+		}
+		if r := byID[id]; r != nil {
+			r.quotaStop = &quotaStop{available: -1, requested: -1}
+			if available.Valid && requested.Valid {
+				r.quotaStop.available, r.quotaStop.requested = available.Float64, requested.Float64
+			}
+		}
+	}
+	return rows.Err()
 }
 
 // keepLoopFallbacks unmarks, per segment, fallback tries that are the app

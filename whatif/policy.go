@@ -119,7 +119,10 @@ func ParseBackoff(s string) (layer string, b *Backoff, err error) {
 
 // Quota is a client's retry quota (Policy.Quota).
 type Quota struct {
-	Tokens, Cost, TimeoutCost, Gain float64
+	Tokens      float64 `json:"tokens"`
+	Cost        float64 `json:"cost"`
+	TimeoutCost float64 `json:"timeout_cost"`
+	Gain        float64 `json:"gain"`
 }
 
 // DefaultQuota is the AWS SDKs' standard retryer's: 500 tokens, 5 a
@@ -148,6 +151,24 @@ func ParseQuota(s string) (*Quota, error) {
 		*fields[i] = v
 	}
 	return &q, nil
+}
+
+// QuotaOff is the --retry-quota value that replays without the retry
+// quotas the recorded clients showed (Options.NoRecordedQuota); "none"
+// says the same.
+const QuotaOff = "off"
+
+// ParseQuotaSetting reads --retry-quota: a quota (ParseQuota), or off
+// (QuotaOff or "none"): no quota, not even the recorded one.
+func ParseQuotaSetting(s string) (q *Quota, off bool, err error) {
+	if v := strings.TrimSpace(s); v == QuotaOff || v == "none" {
+		return nil, true, nil
+	}
+	q, err = ParseQuota(s)
+	if err != nil {
+		err = fmt.Errorf("%w, or off", err)
+	}
+	return q, false, err
 }
 
 // MaxRetryLane bounds --retry-concurrency.

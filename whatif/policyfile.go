@@ -81,7 +81,7 @@ func checkSetting(name, value string) (string, error) {
 	case "retry-budget":
 		_, err = ParseBudget(value)
 	case "retry-quota":
-		_, err = ParseQuota(value)
+		_, _, err = ParseQuotaSetting(value)
 	case "retry-concurrency":
 		_, err = ParseRetryLane(value)
 	case "per-task-budget":

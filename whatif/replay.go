@@ -33,6 +33,10 @@ type Options struct {
 	// Workers, when above 0, are the servers' concurrent workers the
 	// offered load is set against: Figures.Utilisation.
 	Workers int
+	// NoRecordedQuota replays without the retry quotas the recorded
+	// clients showed (RecordedQuota): --retry-quota off. A policy's Quota
+	// replaces them anyway.
+	NoRecordedQuota bool
 }
 
 // modAttempt is one attempt of the modeled request; times are ms after the
@@ -96,7 +100,8 @@ type replayer struct {
 	seq         uint64
 	// feedback, when set, makes recorded attempts answer the modeled load.
 	feedback *feedback
-	// quota holds each client service's retry tokens (Policy.Quota).
+	// quota holds each client service's retry tokens, for the services
+	// with a quota (quotaOf).
 	quota map[string]float64
 	// lane holds each client service's admitted SDK retries
 	// (Policy.RetryLane), as requests and their attempt's index in kept.
@@ -126,6 +131,14 @@ func replay(reqs []*recRequest, policy Policy, opts Options) *Result {
 	if len(reqs) > 0 {
 		pl = newPools(reqs)
 	}
+	var recorded []RecordedQuota
+	if policy.Quota == nil && !opts.NoRecordedQuota {
+		recorded = inferQuotas(reqs)
+		pl.quotas = map[string]*RecordedQuota{}
+		for i := range recorded {
+			pl.quotas[recorded[i].Service] = &recorded[i]
+		}
+	}
 	out := runPass(reqs, policy, opts, pl, nil)
 	var fb *feedback
 	if opts.Feedback {
@@ -140,6 +153,7 @@ func replay(reqs []*recRequest, policy Policy, opts Options) *Result {
 		l = loops{}
 	}
 	res := measure(reqs, out, policy, fb != nil, l)
+	res.addRecordedQuotas(recorded)
 	if opts.Workers > 0 {
 		res.Overall.againstWorkers(opts.Workers)
 		for i := range res.Segments {
@@ -156,7 +170,7 @@ func runPass(reqs []*recRequest, policy Policy, opts Options, pl pools, fb *feed
 	if policy.Budget != nil {
 		r.budget = &budgetState{Budget: *policy.Budget}
 	}
-	if policy.Quota != nil {
+	if policy.Quota != nil || len(pl.quotas) > 0 {
 		r.quota = map[string]float64{}
 	}
 	if policy.RetryLane > 0 {
@@ -261,18 +275,24 @@ func (r *replayer) attemptEnded(s *replayed, nowNs int64) {
 	if r.budget != nil {
 		r.budget.observe(nowNs, last.ok)
 	}
-	if r.quota != nil {
-		r.settleQuota(s, last)
+	if q := r.quotaOf(s); q != nil {
+		r.settleQuota(s, last, q)
 	}
 	if last.ok || !r.policy.retries(last.trigger) {
 		s.stop = s.stoppedBy(last, StopNoRetryOn)
 		r.finish(s)
 		return
 	}
+	changed, drawn := s.changed, s.drawn
 	next, ok := r.nextAttempt(s, last)
 	if !ok {
 		s.stop = s.stoppedBy(last, StopAttemptCap)
-	} else if s.stop = r.admits(s, next, nowNs); s.stop != "" {
+	} else if s.stop = r.admits(s, next, nowNs); s.stop == StopRetryQuota && !changed && s.req.quotaStop != nil {
+		// The modeled quota stops the request where the recorded one
+		// did: it ends as recorded.
+		ok, s.changed, s.drawn = false, false, drawn
+		s.stop = s.stoppedBy(last, StopRetryQuota)
+	} else if s.stop != "" {
 		ok, s.changed = false, true
 	}
 	if !ok {
@@ -303,10 +323,10 @@ func (r *replayer) admits(s *replayed, next modAttempt, nowNs int64) string {
 		return StopNoCapacity
 	}
 	var cost float64
-	if r.quota != nil && inner {
-		cost = r.quotaCost(s)
+	if q := r.quotaOf(s); q != nil && inner {
+		cost = r.quotaCost(s, q)
 	}
-	if cost > 0 && r.quotaTokens(s) < cost {
+	if cost > 0 && !r.quotaAdmits(s, next, r.quotaOf(s), cost, nowNs) {
 		return StopRetryQuota
 	}
 	if r.budget != nil && !r.budget.allowRetry(nowNs) {
@@ -389,30 +409,78 @@ func (s *replayed) repeatsFailure(next modAttempt) bool {
 		!a.ok && !b.ok && a.trigger == b.trigger
 }
 
-// quotaTokens are the tokens left in the retry quota of s's client.
-func (r *replayer) quotaTokens(s *replayed) float64 {
+// quotaOf is the retry quota of s's client: the policy's, else the one
+// its recorded requests showed (RecordedQuota), else none.
+func (r *replayer) quotaOf(s *replayed) *Quota {
+	if r.policy.Quota != nil {
+		return r.policy.Quota
+	}
+	if q := r.pools.quotas[s.req.seg.Service]; q != nil {
+		return &q.Quota
+	}
+	return nil
+}
+
+// quotaAdmits reports whether the quota q of s's client pays for the
+// retry next, which costs cost, at nowNs. A policy's quota pays when it
+// has the tokens. The recorded quota is read against the recording: the
+// modeled tokens differ from the recorded ones (read from the recorded
+// retries and refunds, RecordedQuota.leftAt) by what the policy changed,
+// and that difference is added to what the recording shows then: at
+// least the cost where the recorded client made this retry, the tokens
+// its error stated where the recorded quota stopped the request. With
+// nothing changed, the recorded retries are made and the stops stand,
+// whatever order the spans settled in.
+func (r *replayer) quotaAdmits(s *replayed, next modAttempt, q *Quota, cost float64, nowNs int64) bool {
+	tokens := r.quotaTokens(s, q)
+	rq := r.pools.quotas[s.req.seg.Service]
+	if r.policy.Quota != nil || rq == nil {
+		return tokens >= cost
+	}
+	recorded := rq.leftAt(nowNs)
+	diff := tokens - recorded
+	last := s.kept[len(s.kept)-1]
+	switch stop := s.req.quotaStop; {
+	case next.rec >= 0 && !s.drawn:
+		return max(recorded, cost)+diff >= cost
+	case stop != nil && stop.available >= 0 && last.rec == len(s.req.attempts)-1:
+		return stop.available+diff >= cost
+	}
+	return tokens >= cost
+}
+
+// quotaTokens are the tokens left in the retry quota q of s's client; it
+// starts full.
+func (r *replayer) quotaTokens(s *replayed, q *Quota) float64 {
 	t, ok := r.quota[s.req.seg.Service]
 	if !ok {
-		t = r.policy.Quota.Tokens
+		t = q.Tokens
 		r.quota[s.req.seg.Service] = t
 	}
 	return t
 }
 
-// quotaCost is what s's next retry takes from its client's quota, more
+// quotaCost is what s's next retry takes from its client's quota q, more
 // after a timeout. Only a retry of the innermost loop (the SDK's, whose
 // retryer holds the quota) takes any.
-func (r *replayer) quotaCost(s *replayed) float64 {
+func (r *replayer) quotaCost(s *replayed, q *Quota) float64 {
 	if s.kept[len(s.kept)-1].trigger == "timeout" {
-		return r.policy.Quota.TimeoutCost
+		return q.TimeoutCost
 	}
-	return r.policy.Quota.Cost
+	return q.Cost
+}
+
+// reopens reports whether the replay goes on with s where its recorded
+// attempts end: its client's retry quota stopped it, and the replay
+// models that quota, which decides anew whether the retry is made.
+func (r *replayer) reopens(s *replayed) bool {
+	return s.req.quotaStop != nil && r.quotaOf(s) != nil
 }
 
 // settleQuota settles s's attempt last with its client's quota: a retry
 // that succeeded gives back what it took, a first attempt that succeeded
 // adds Gain, up to the quota's tokens.
-func (r *replayer) settleQuota(s *replayed, last modAttempt) {
+func (r *replayer) settleQuota(s *replayed, last modAttempt, q *Quota) {
 	taken := s.quotaTaken
 	s.quotaTaken = 0
 	if !last.ok {
@@ -420,9 +488,9 @@ func (r *replayer) settleQuota(s *replayed, last modAttempt) {
 	}
 	gain := taken
 	if taken == 0 {
-		gain = r.policy.Quota.Gain
+		gain = q.Gain
 	}
-	r.quota[s.req.seg.Service] = min(r.policy.Quota.Tokens, r.quotaTokens(s)+gain)
+	r.quota[s.req.seg.Service] = min(q.Tokens, r.quotaTokens(s, q)+gain)
 }
 
 // rewait is the policy's wait before the retry with these tries after
@@ -494,10 +562,11 @@ func (r *replayer) nextAttempt(s *replayed, last modAttempt) (modAttempt, bool) 
 		s.spare = append(s.spare, s.next-1)
 		return r.made(s, s.next-1, o), true
 	}
-	if s.drawn || cut == cutNone && len(s.spare) > 0 {
+	if s.drawn || cut == cutNone && (len(s.spare) > 0 || r.reopens(s)) {
 		// After a drawn attempt, or one that took a cut attempt's moment
-		// and so left moments of the request unused, the loops go on as
-		// the policy has them.
+		// and so left moments of the request unused, or where the
+		// recorded quota stopped the request, the loops go on as the
+		// policy has them.
 		cut = cutDrawn
 	}
 	if next, ok := r.draw(s, last, cut); ok || cut == cutNone || last.fallback {

@@ -26,8 +26,8 @@ func (res *Result) Tables() []texttab.Table {
 	overall, segs := overallTable(res.Overall), segmentTable(res.Segments)
 	overall.Title = fmt.Sprintf("What if %s: %s", res.Policy, strings.ToLower(overall.Title[:1])+overall.Title[1:])
 	segs.Title = fmt.Sprintf("What if %s: %s", res.Policy, strings.ToLower(segs.Title[:1])+segs.Title[1:])
-	overall.Notes = append([]string{fmt.Sprintf("Model: %s; every %q figure comes from the model, not from traces.", res.Model, res.Label)},
-		bullets(res.Assumptions)...)
+	overall.Notes = append(append([]string{fmt.Sprintf("Model: %s; every %q figure comes from the model, not from traces.", res.Model, res.Label)},
+		res.quotaLines()...), bullets(res.Assumptions)...)
 	return []texttab.Table{overall, segs}
 }
 
@@ -37,6 +37,9 @@ func (res *Result) Tables() []texttab.Table {
 func WriteText(w io.Writer, res *Result) error {
 	head := fmt.Sprintf("What if: %s\nModel: %s; every %q figure comes from the model, not from traces.\n",
 		res.Policy, res.Model, res.Label)
+	for _, l := range res.quotaLines() {
+		head += l + "\n"
+	}
 	tables := []texttab.Table{overallTable(res.Overall)}
 	if len(res.Segments) > 1 {
 		tables = append(tables, segmentTable(res.Segments))
@@ -193,6 +196,17 @@ func bullets(items []string) []string {
 	out := make([]string, len(items))
 	for i, s := range items {
 		out[i] = "- " + s
+	}
+	return out
+}
+
+// quotaLines name the recorded retry quotas the replay used, one line a
+// service.
+func (res *Result) quotaLines() []string {
+	var out []string
+	for _, q := range res.RecordedQuotas {
+		out = append(out, fmt.Sprintf("Recorded retry quota of %s: --retry-quota %g,%g,%g,%g (inferred from %d requests it stopped; --retry-quota off replays without it).",
+			q.Service, q.Tokens, q.Cost, q.TimeoutCost, q.Gain, q.Stopped))
 	}
 	return out
 }

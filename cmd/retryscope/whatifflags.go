@@ -18,7 +18,7 @@ import (
 const whatifSynopsis = `whatif [--db FILE] [--policy FILE]
        [--max-attempts N|app=N,sdk=M] [--retry-budget RATIO[,WINDOW,FLOOR]]
        [--per-task-budget N] [--deadline D] [--no-retry-on TRIGGER,...]
-       [--retry-quota TOKENS[,COST,TIMEOUT_COST,GAIN]] [--no-progress]
+       [--retry-quota TOKENS[,COST,TIMEOUT_COST,GAIN]|off] [--no-progress]
        [--retry-concurrency N]
        [--backoff [LAYER=]KIND,BASE,CAP] [--feedback] [--format table|json]
 
@@ -32,6 +32,7 @@ const whatifExamples = `
   retryscope whatif --max-attempts app=1,fallback=0
   retryscope whatif --retry-budget 0.1 --format json
   retryscope whatif --retry-quota 500
+  retryscope whatif --max-attempts 5 --retry-quota off
   retryscope whatif --no-retry-on client_error
   retryscope whatif --max-attempts 1 --feedback
   retryscope whatif --deadline 5s --backoff full-jitter,200ms,8s
@@ -60,16 +61,18 @@ type whatifFlags struct {
 	backoff                                             []string
 	seed                                                int64
 	feedback, noProgress                                bool
-	workers                                             int
-	policy                                              whatif.Policy
-	fs                                                  *pflag.FlagSet
+	// noRecordedQuota: --retry-quota off.
+	noRecordedQuota bool
+	workers         int
+	policy          whatif.Policy
+	fs              *pflag.FlagSet
 }
 
 // register adds the flags to fs.
 func (f *whatifFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.maxAttempts, "max-attempts", "", `attempts per call, the first included: N (the innermost loop), or per loop "sdk=N", "app=N,sdk=M"; app=N counts the app's tries before its fallback try, which stays unless fallback=0 (default: as recorded)`)
 	fs.StringVar(&f.budget, "retry-budget", "", "retries allowed per successful attempt: RATIO[,WINDOW,FLOOR], e.g. 0.1 or 0.1,10s,5 (default window 10s, floor 5; default: no budget)")
-	fs.StringVar(&f.quota, "retry-quota", "", "a retry quota per client service, as the AWS SDKs' standard retryer: TOKENS[,COST,TIMEOUT_COST,GAIN], e.g. 500 (a retry takes 5 tokens, 10 after a timeout; a successful retry gives them back, a first-attempt success adds 1; default: no quota)")
+	fs.StringVar(&f.quota, "retry-quota", "", "a retry quota per client service, as the AWS SDKs' standard retryer: TOKENS[,COST,TIMEOUT_COST,GAIN], e.g. 500 (a retry takes 5 tokens, 10 after a timeout; a successful retry gives them back, a first-attempt success adds 1), or off (no quota at all; default: the quota a service's traces show, where its requests failed on \"retry quota exceeded\", else none)")
 	fs.StringVar(&f.lane, "retry-concurrency", "", "SDK retries in flight at once per client service, apart from first attempts, e.g. 10: a retry that finds them all taken is not made (no_capacity; default: no limit)")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "stop a call's retries once two of its attempts in a row failed the same way (the same trigger)")
 	fs.StringVar(&f.noRetryOn, "no-retry-on", "", "triggers never retried, e.g. client_error,rate_limited (default: as recorded)")
@@ -161,7 +164,7 @@ func (f *whatifFlags) checkPolicy() error {
 		}
 	}
 	if f.quota != "" {
-		if f.policy.Quota, err = whatif.ParseQuota(f.quota); err != nil {
+		if f.policy.Quota, f.noRecordedQuota, err = whatif.ParseQuotaSetting(f.quota); err != nil {
 			return fmt.Errorf("--retry-quota: %w", err)
 		}
 	}
@@ -196,7 +199,7 @@ func (f *whatifFlags) checkPolicy() error {
 
 // run replays the requests of st under the policy and writes the result.
 func (f *whatifFlags) run(ctx context.Context, st *store.Store, w io.Writer) error {
-	res, err := whatif.Replay(ctx, st, f.policy, whatif.Options{Seed: f.seed, Feedback: f.feedback, TaskKey: f.taskKey, Workers: f.workers})
+	res, err := whatif.Replay(ctx, st, f.policy, f.options())
 	if err != nil {
 		return err
 	}
@@ -217,5 +220,10 @@ func whatifReportBlock(path string) (*report.Replay, error) {
 	if err := f.checkPolicy(); err != nil {
 		return nil, err
 	}
-	return &report.Replay{Policy: f.policy, Options: whatif.Options{Seed: f.seed, Feedback: f.feedback, TaskKey: f.taskKey, Workers: f.workers}}, nil
+	return &report.Replay{Policy: f.policy, Options: f.options()}, nil
+}
+
+// options are the replay's options the flags give.
+func (f *whatifFlags) options() whatif.Options {
+	return whatif.Options{Seed: f.seed, Feedback: f.feedback, TaskKey: f.taskKey, Workers: f.workers, NoRecordedQuota: f.noRecordedQuota}
 }

@@ -69,6 +69,21 @@ func TestQuotaAndNoProgressFlags(t *testing.T) {
 	if _, err := check([]string{"--retry-quota", "5,1"}, ""); err == nil || !strings.HasPrefix(err.Error(), "--retry-quota: ") {
 		t.Errorf("--retry-quota 5,1: error %v", err)
 	}
+	for _, off := range []string{"off", "none"} {
+		f, err = check([]string{"--retry-quota", off}, "")
+		if err != nil || f.policy.Quota != nil || !f.options().NoRecordedQuota || f.policy.String() != "recorded" {
+			t.Errorf("--retry-quota %s: policy %+v, options %+v, error %v", off, f.policy, f.options(), err)
+		}
+	}
+	if f, err = check(nil, "# the traces' quota aside\nretry-quota: off\n"); err != nil || !f.options().NoRecordedQuota {
+		t.Errorf("policy file retry-quota: off: options %+v, error %v", f.options(), err)
+	}
+	if f, err = check([]string{"--retry-quota", "100"}, "retry-quota: off\n"); err != nil || f.options().NoRecordedQuota || f.policy.Quota == nil {
+		t.Errorf("--retry-quota 100 over the file's off: policy %+v, options %+v, error %v", f.policy, f.options(), err)
+	}
+	if _, err := check(nil, "\nretry-quota: of\n"); err == nil || !strings.Contains(err.Error(), "policy.txt:2: retry-quota: ") {
+		t.Errorf("policy file retry-quota: of: error %v", err)
+	}
 	f, err = check([]string{"--retry-concurrency", "4"}, "")
 	if err != nil || f.policy.RetryLane != 4 || f.policy.String() != "--retry-concurrency 4" {
 		t.Errorf("--retry-concurrency 4: policy %+v, error %v", f.policy, err)

@@ -69,6 +69,11 @@
 //
 // The logical INTERNAL spans (explicit, answer_question, get_quote) of
 // failed requests have status ERROR and error.type = the last trigger.
+// When the client's retry quota (--client-retry-quota, the AWS SDKs'
+// standard retryer's) stopped the request, the status message says so in
+// the AWS SDK for Go v2's words: "operation error <service>: <span name>,
+// failed to get rate limit token, retry quota exceeded, N available, C
+// requested", which the rebuild reads as exhausted retry_budget.
 //
 // A streamed attempt has an event "gen_ai.first_token" at the first token,
 // on the physical attempt span. An output rejected by an evaluator carries

@@ -366,6 +366,13 @@ func (r *simRequest) logicalFailure(s *span) {
 	}
 	last := r.final
 	msg := fmt.Sprintf("giving up after %d attempts: %s", len(r.attempts), last.fault.trigger())
+	if r.exhausted == "quota" {
+		// The quota is the AWS SDKs' standard retryer's, and its client
+		// says so as the AWS SDK for Go v2 does (its ratelimit package's
+		// QuotaExceededError, wrapped by the retryer and the operation).
+		msg = fmt.Sprintf("operation error %s: %s, failed to get rate limit token, retry quota exceeded, %d available, %d requested",
+			r.service, s.name, int(r.quotaLeft), int(r.quotaAsked))
+	}
 	s.fail(msg)
 	s.set("error.type", last.fault.trigger())
 }

@@ -133,7 +133,10 @@ type simRequest struct {
 	final           *attempt
 	ok              bool
 	exhausted       string
-	done            bool
+	// quotaLeft and quotaAsked are, for a request its client's retry quota
+	// stopped, the tokens the quota had and the retry's cost.
+	quotaLeft, quotaAsked float64
+	done                  bool
 	// The opt-in pathologies (pathology.go): the deadline after the
 	// request's start (ns, 0: none) and where in a stream the client stops
 	// reading (0: never).
@@ -357,6 +360,7 @@ func (s *simulation) endAttempt(r *simRequest, a *attempt, now int64) {
 		return
 	}
 	if s.quota != nil && inner && !s.quota.has(r, a, float64(s.cfg.Policy.Quota)) {
+		r.quotaLeft, r.quotaAsked = s.quota.of(r, 0).tokens, quotaCostAfter(a)
 		s.finish(r, a, false, "quota", now)
 		return
 	}

@@ -11,8 +11,8 @@
 --   available   the tokens the quota had, NULL when the error does not say
 --   requested   what the retry would have cost, NULL when it does not say
 SELECT r.request_id,
-       TRY_CAST(nullif(regexp_extract(s.status_message, '(\d+) available, (\d+) requested', 1), '') AS DOUBLE),
-       TRY_CAST(nullif(regexp_extract(s.status_message, '(\d+) available, (\d+) requested', 2), '') AS DOUBLE)
+       TRY_CAST(nullif(regexp_extract(s.status_message, '(\d+) available, (\d+) requested', 1), '') AS DOUBLE) AS available,
+       TRY_CAST(nullif(regexp_extract(s.status_message, '(\d+) available, (\d+) requested', 2), '') AS DOUBLE) AS requested
 FROM requests r
 JOIN spans s ON s.trace_id = r.trace_id AND s.span_id = r.span_id
 WHERE r.start_ns BETWEEN $1 AND $2

@@ -15,9 +15,16 @@ import (
 // requests.
 func corpusRequests(t *testing.T, name string) []*recRequest {
 	t.Helper()
+	return tracesRequests(t, filepath.Join("..", "testdata", "corpora", name, "traces.jsonl.zst"))
+}
+
+// tracesRequests ingests and rebuilds the traces file path and loads its
+// requests.
+func tracesRequests(t *testing.T, path string) []*recRequest {
+	t.Helper()
 	st := testkit.Open(t)
 	ctx := context.Background()
-	if _, err := ingest.Run(ctx, st, []string{filepath.Join("..", "testdata", "corpora", name, "traces.jsonl.zst")}, ingest.Options{}); err != nil {
+	if _, err := ingest.Run(ctx, st, []string{path}, ingest.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := rebuild.Rebuild(ctx, st); err != nil {

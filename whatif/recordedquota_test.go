@@ -7,12 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retryscope/retryscope/ingest"
 	"github.com/retryscope/retryscope/internal/sim"
-	"github.com/retryscope/retryscope/internal/testkit"
 	"github.com/retryscope/retryscope/internal/testkit/workload"
-	"github.com/retryscope/retryscope/model"
-	"github.com/retryscope/retryscope/rebuild"
 )
 
 // quotaStorm is a workload of one client service with the AWS SDKs'
@@ -98,19 +94,7 @@ func TestRecordedQuotaIdentity(t *testing.T) {
 // retry, 1 back for a first attempt's success), infers it for its
 // service; traces whose quota never ran out infer none.
 func TestRecordedQuotaFixture(t *testing.T) {
-	st := testkit.Open(t)
-	ctx := context.Background()
-	path := filepath.Join("..", "testdata", "fixtures", "aws-sdk-go-v2-dynamodb-throttling", "traces.jsonl")
-	if _, err := ingest.Run(ctx, st, []string{path}, ingest.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := rebuild.Rebuild(ctx, st); err != nil {
-		t.Fatal(err)
-	}
-	reqs, err := load(ctx, st, "", model.Window{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reqs := tracesRequests(t, filepath.Join("..", "testdata", "fixtures", "aws-sdk-go-v2-dynamodb-throttling", "traces.jsonl"))
 	qs := inferQuotas(reqs)
 	if len(qs) != 1 {
 		t.Fatalf("inferred %+v, want ledger-writer's quota", qs)

@@ -205,7 +205,13 @@ type Policy struct {
 	// RetryLane, when > 0, gives each client service a lane of that many
 	// retries in flight at once, apart from its first attempts: an SDK
 	// retry that finds the lane full is not made (no_capacity).
-	RetryLane  int
+	RetryLane int
+	// TokenCap, when > 0, caps each logical request's tokens: a retry (of
+	// any loop) is not made once the input and output tokens of the
+	// request's attempts so far, as their spans record them, reach it
+	// (token_cap). The check comes after each attempt, so the cap is
+	// passed by at most one attempt.
+	TokenCap   int
 	HedgeDelay time.Duration // hedge shape: wait before the second attempt (default 120ms)
 	// NoRetry4xx, when set, stops every client, naive ones included, from
 	// retrying a client error (4xx); the rest of a naive client stays
@@ -354,6 +360,7 @@ const (
 	MaxBudget       = 1000
 	MaxQuota        = 1_000_000
 	MaxRetryLane    = 1_000_000
+	MaxTokenCap     = 1_000_000_000
 	MaxSplitWorkers = 1000
 	MaxBatchSpans   = 1_000_000
 	// MaxWait bounds every duration: backoffs, hedge delays, deadlines
@@ -456,6 +463,9 @@ func (c Config) normalized() (Config, error) {
 	}
 	if p.RetryLane < 0 || p.RetryLane > MaxRetryLane {
 		return c, fmt.Errorf("retry lane must be from 0 to %d retries in flight", MaxRetryLane)
+	}
+	if p.TokenCap < 0 || p.TokenCap > MaxTokenCap {
+		return c, fmt.Errorf("token cap must be from 0 to %d tokens", MaxTokenCap)
 	}
 	if p.Quota < 0 || p.Quota > MaxQuota {
 		return c, fmt.Errorf("retry quota must be from 0 to %d tokens", MaxQuota)

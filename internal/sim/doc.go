@@ -265,8 +265,10 @@
 //     for nested); layer_counts: tries per layer as counts; inner_tries
 //     (nested only): attempts in each app try.
 //   - outcome "ok" or "error"; exhausted (failures only): attempt_cap,
-//     not_retryable, budget, and, with the pathologies below, deadline or
-//     cancelled.
+//     not_retryable, budget, quota, no_progress, no_capacity, token_cap
+//     (--client-token-cap: no retry once the request's attempts' input and
+//     output tokens reached the cap), and, with the pathologies below,
+//     deadline or cancelled.
 //   - start_ns, end_ns (Unix ns), latency_ms: the anchor's span; without a
 //     logical span, first attempt start to final attempt end.
 //   - ttft_ms: start to the first token of the attempt whose answer was used,

@@ -375,4 +375,9 @@ func (r *simRequest) logicalFailure(s *span) {
 	}
 	s.fail(msg)
 	s.set("error.type", last.fault.trigger())
+	if r.exhausted == "token_cap" {
+		// A client that caps a request's tokens says why it gave up, as
+		// the evaluator loops do (seed 004's Unverified reason).
+		s.set("retryscope.exhausted.reason", "token_cap")
+	}
 }

@@ -355,6 +355,10 @@ func (s *simulation) endAttempt(r *simRequest, a *attempt, now int64) {
 		s.finish(r, a, false, "no_progress", now)
 		return
 	}
+	if n := s.cfg.Policy.TokenCap; n > 0 && r.tokensSpent() >= n {
+		s.finish(r, a, false, "token_cap", now)
+		return
+	}
 	if n := s.cfg.Policy.RetryLane; n > 0 && inner && s.retryLane[r.service] >= n {
 		s.finish(r, a, false, "no_capacity", now)
 		return
@@ -401,6 +405,19 @@ func (s *simulation) endHedged(r *simRequest, a *attempt, now int64) {
 		exhausted = "attempt_cap"
 	}
 	s.finish(r, a, false, exhausted, now)
+}
+
+// tokensSpent are the input and output tokens of r's ended attempts, as
+// their spans record them: an attempt with output carries its prompt and
+// its output (Policy.TokenCap).
+func (r *simRequest) tokensSpent() int {
+	n := 0
+	for _, a := range r.attempts {
+		if a.ended && a.outTokens > 0 {
+			n += r.inputTokensOn(a.route) + a.outTokens
+		}
+	}
+	return n
 }
 
 // retryLayer finds the innermost loop that retries this failure and still

@@ -43,6 +43,12 @@ type Policy struct {
 	// many SDK retries in flight at once, apart from its first attempts: a
 	// retry that finds the lane full is not made (no_capacity).
 	RetryLane int
+	// TokenCap, when above 0, caps each request's tokens: no retry (of
+	// any loop, the fallback try included) is made once the input and
+	// output tokens of the request's attempts so far reach it
+	// (token_cap). The cap is checked before each retry, so a request
+	// passes it by at most its last attempt.
+	TokenCap int64
 	// NoProgress stops a loop's retries once two attempts of one call in a
 	// row failed the same way (the same trigger): no progress.
 	NoProgress bool
@@ -179,6 +185,18 @@ func ParseRetryLane(s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > MaxRetryLane {
 		return 0, fmt.Errorf("retry concurrency %q: want a whole number of retries in flight from 1 to %d", s, MaxRetryLane)
+	}
+	return n, nil
+}
+
+// MaxTokenCap bounds --token-cap.
+const MaxTokenCap = 1_000_000_000
+
+// ParseTokenCap reads --token-cap N.
+func ParseTokenCap(s string) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n < 1 || n > MaxTokenCap {
+		return 0, fmt.Errorf("token cap %q: want a whole number of tokens per request from 1 to %d", s, MaxTokenCap)
 	}
 	return n, nil
 }
@@ -346,6 +364,9 @@ func (p Policy) String() string {
 	}
 	if p.RetryLane > 0 {
 		parts = append(parts, fmt.Sprintf("--retry-concurrency %d", p.RetryLane))
+	}
+	if p.TokenCap > 0 {
+		parts = append(parts, fmt.Sprintf("--token-cap %d", p.TokenCap))
 	}
 	if p.NoProgress {
 		parts = append(parts, "--no-progress")

@@ -318,6 +318,9 @@ func (r *replayer) admits(s *replayed, next modAttempt, nowNs int64) string {
 	if r.policy.NoProgress && s.repeatsFailure(next) {
 		return StopNoProgress
 	}
+	if n := r.policy.TokenCap; n > 0 && s.tokensSpent() >= n {
+		return StopTokenCap
+	}
 	inner := innerRetry(next.tries)
 	if r.lane != nil && inner && r.retriesInFlight(s.req.seg.Service, nowNs) >= r.policy.RetryLane {
 		return StopNoCapacity
@@ -381,6 +384,7 @@ const (
 	StopRetryQuota  = "retry_quota"  // its client's retry quota was empty
 	StopRetryBudget = "retry_budget" // the retry budget was spent
 	StopNoCapacity  = "no_capacity"  // its client's retry lane was full (--retry-concurrency)
+	StopTokenCap    = "token_cap"    // its attempts' tokens had reached the cap (--token-cap)
 )
 
 // stoppedBy is why s made no attempt after last: the recorded request's
@@ -392,6 +396,16 @@ func (s *replayed) stoppedBy(last modAttempt, policy string) string {
 		return cmp.Or(s.req.detail, "unstated")
 	}
 	return policy
+}
+
+// tokensSpent are the input and output tokens of s's attempts so far
+// (Policy.TokenCap).
+func (s *replayed) tokensSpent() int64 {
+	var n int64
+	for _, a := range s.kept {
+		n += a.tokens
+	}
+	return n
 }
 
 // innerRetry: an attempt with these tries retries the innermost loop.

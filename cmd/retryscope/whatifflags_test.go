@@ -94,6 +94,16 @@ func TestQuotaAndNoProgressFlags(t *testing.T) {
 	if _, err := check(nil, "# lanes\nretry-concurrency: 0\n"); err == nil || !strings.Contains(err.Error(), "policy.txt:2: retry-concurrency: ") {
 		t.Errorf("policy file retry-concurrency: 0: error %v", err)
 	}
+	f, err = check([]string{"--token-cap", "4000"}, "")
+	if err != nil || f.policy.TokenCap != 4000 || f.policy.String() != "--token-cap 4000" {
+		t.Errorf("--token-cap 4000: policy %+v, error %v", f.policy, err)
+	}
+	if f, err = check([]string{"--token-cap", "3000"}, "token-cap: 2000\n"); err != nil || f.policy.TokenCap != 3000 {
+		t.Errorf("--token-cap 3000 over the file's 2000: policy %+v, error %v", f.policy, err)
+	}
+	if _, err := check(nil, "# tokens\ntoken-cap: 0\n"); err == nil || !strings.Contains(err.Error(), "policy.txt:2: token-cap: ") {
+		t.Errorf("policy file token-cap: 0: error %v", err)
+	}
 }
 
 // TestPolicyFileEdges: a byte-order mark and CRLF line ends are read as

@@ -211,8 +211,15 @@ type Policy struct {
 	// request's attempts so far, as their spans record them, reach it
 	// (token_cap). The check comes after each attempt, so the cap is
 	// passed by at most one attempt.
-	TokenCap   int
-	HedgeDelay time.Duration // hedge shape: wait before the second attempt (default 120ms)
+	TokenCap int
+	// Concurrency, when > 0, caps each client service's attempts in
+	// flight, first attempts and retries alike: an attempt that finds
+	// them all taken waits, first come first served, for one to end, and
+	// its span starts once it holds a slot (a semaphore around each
+	// attempt, as seed 004's lane has it, without its wait timeout).
+	// Hedges are not held to it.
+	Concurrency int
+	HedgeDelay  time.Duration // hedge shape: wait before the second attempt (default 120ms)
 	// NoRetry4xx, when set, stops every client, naive ones included, from
 	// retrying a client error (4xx); the rest of a naive client stays
 	// naive (it still ignores Retry-After).
@@ -361,6 +368,7 @@ const (
 	MaxQuota        = 1_000_000
 	MaxRetryLane    = 1_000_000
 	MaxTokenCap     = 1_000_000_000
+	MaxConcurrency  = 1_000_000
 	MaxSplitWorkers = 1000
 	MaxBatchSpans   = 1_000_000
 	// MaxWait bounds every duration: backoffs, hedge delays, deadlines
@@ -463,6 +471,9 @@ func (c Config) normalized() (Config, error) {
 	}
 	if p.RetryLane < 0 || p.RetryLane > MaxRetryLane {
 		return c, fmt.Errorf("retry lane must be from 0 to %d retries in flight", MaxRetryLane)
+	}
+	if p.Concurrency < 0 || p.Concurrency > MaxConcurrency {
+		return c, fmt.Errorf("concurrency must be from 0 to %d attempts in flight", MaxConcurrency)
 	}
 	if p.TokenCap < 0 || p.TokenCap > MaxTokenCap {
 		return c, fmt.Errorf("token cap must be from 0 to %d tokens", MaxTokenCap)

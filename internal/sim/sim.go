@@ -213,6 +213,10 @@ type simulation struct {
 	// retryLane counts each client service's SDK retries in flight
 	// (Policy.RetryLane).
 	retryLane map[string]int
+	// slots count each client service's attempts in flight, and waiting
+	// the requests whose next attempt waits for one (Policy.Concurrency).
+	slots   map[string]int
+	waiting map[string][]*simRequest
 }
 
 // flightChange tells the flight counter, if any, that a started (d = 1)
@@ -223,6 +227,17 @@ func (s *simulation) flightChange(r *simRequest, a *attempt, now int64, d int) {
 			s.retryLane = map[string]int{}
 		}
 		s.retryLane[r.service] += d
+	}
+	if n := s.cfg.Policy.Concurrency; n > 0 {
+		if s.slots == nil {
+			s.slots, s.waiting = map[string]int{}, map[string][]*simRequest{}
+		}
+		s.slots[r.service] += d
+		if q := s.waiting[r.service]; d < 0 && len(q) > 0 && s.slots[r.service] < n {
+			// The slot passes to the attempt that waited longest.
+			s.waiting[r.service] = q[1:]
+			s.startAttempt(q[0], now)
+		}
 	}
 	if s.flight == nil {
 		return
@@ -251,6 +266,10 @@ func (s *simulation) run(requests []*simRequest) {
 		case evBegin:
 			s.begin(e.req, e.at)
 		case evStartAttempt:
+			if n := s.cfg.Policy.Concurrency; n > 0 && s.slots[e.req.service] >= n {
+				s.waiting[e.req.service] = append(s.waiting[e.req.service], e.req)
+				continue
+			}
 			s.startAttempt(e.req, e.at)
 		case evEndAttempt:
 			s.endAttempt(e.req, e.att, e.at)

@@ -43,6 +43,12 @@ type Policy struct {
 	// many SDK retries in flight at once, apart from its first attempts: a
 	// retry that finds the lane full is not made (no_capacity).
 	RetryLane int
+	// Concurrency, when above 0, caps each client service's attempts in
+	// flight, first attempts and retries alike: an attempt that finds
+	// them all taken waits, first come first served, for one to end, and
+	// starts then (a semaphore around each attempt; the wait adds to the
+	// request's latency).
+	Concurrency int
 	// TokenCap, when above 0, caps each request's tokens: no retry (of
 	// any loop, the fallback try included) is made once the input and
 	// output tokens of the request's attempts so far reach it
@@ -185,6 +191,18 @@ func ParseRetryLane(s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > MaxRetryLane {
 		return 0, fmt.Errorf("retry concurrency %q: want a whole number of retries in flight from 1 to %d", s, MaxRetryLane)
+	}
+	return n, nil
+}
+
+// MaxConcurrency bounds --concurrency.
+const MaxConcurrency = 1_000_000
+
+// ParseConcurrency reads --concurrency N.
+func ParseConcurrency(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 || n > MaxConcurrency {
+		return 0, fmt.Errorf("concurrency %q: want a whole number of attempts in flight from 1 to %d", s, MaxConcurrency)
 	}
 	return n, nil
 }
@@ -365,6 +383,9 @@ func (p Policy) String() string {
 	if p.RetryLane > 0 {
 		parts = append(parts, fmt.Sprintf("--retry-concurrency %d", p.RetryLane))
 	}
+	if p.Concurrency > 0 {
+		parts = append(parts, fmt.Sprintf("--concurrency %d", p.Concurrency))
+	}
 	if p.TokenCap > 0 {
 		parts = append(parts, fmt.Sprintf("--token-cap %d", p.TokenCap))
 	}
@@ -398,6 +419,9 @@ func (p Policy) assumptions() []string {
 	var out []string
 	if p.PerTaskBudget > 0 {
 		out = append(out, "a per-task budget counts the retries of every request of a task (its trace, or its --task-key value) in the order the replay makes them")
+	}
+	if p.Concurrency > 0 {
+		out = append(out, "a concurrency limit is a semaphore per client service around each attempt: an attempt that finds every slot taken waits, first come first served, and starts when one frees (its span would start then); it keeps its recorded outcome and duration; hedges already running when an answer came hold no slot")
 	}
 	if p.Deadline > 0 {
 		out = append(out, "a deadline-aware client knows the segment's recorded attempts: it does not start a retry whose start plus their median served duration on its route passes the deadline, and fails at once; the first attempt always starts, and one still running at the deadline is cancelled there (its server works on)")

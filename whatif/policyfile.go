@@ -14,7 +14,7 @@ const MaxPolicyFile = 64 << 10
 
 // PolicyKeys are the settings a policy file may hold: the policy's
 // command-line flags, without their dashes.
-var PolicyKeys = []string{"max-attempts", "retry-budget", "retry-quota", "retry-concurrency", "token-cap", "no-progress", "per-task-budget", "task-key", "deadline", "no-retry-on", "backoff", "feedback"}
+var PolicyKeys = []string{"max-attempts", "retry-budget", "retry-quota", "retry-concurrency", "token-cap", "concurrency", "no-progress", "per-task-budget", "task-key", "deadline", "no-retry-on", "backoff", "feedback"}
 
 // Setting is one line of a policy file: the setting's name and value, the
 // key it sets (the name, or for a backoff "backoff LAYER", so that each
@@ -84,6 +84,8 @@ func checkSetting(name, value string) (string, error) {
 		_, _, err = ParseQuotaSetting(value)
 	case "retry-concurrency":
 		_, err = ParseRetryLane(value)
+	case "concurrency":
+		_, err = ParseConcurrency(value)
 	case "token-cap":
 		_, err = ParseTokenCap(value)
 	case "per-task-budget":

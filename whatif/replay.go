@@ -106,6 +106,9 @@ type replayer struct {
 	// lane holds each client service's admitted SDK retries
 	// (Policy.RetryLane), as requests and their attempt's index in kept.
 	lane map[string][]laneRetry
+	// slots holds each client service's attempts in flight and the
+	// requests whose latest attempt waits for one (Policy.Concurrency).
+	slots map[string]*slots
 	// reps are the requests of the pass, for a closed-loop worker's next.
 	reps []*replayed
 	// loops are the closed-loop segments replayed as such.
@@ -176,6 +179,9 @@ func runPass(reqs []*recRequest, policy Policy, opts Options, pl pools, fb *feed
 	if policy.RetryLane > 0 {
 		r.lane = map[string][]laneRetry{}
 	}
+	if policy.Concurrency > 0 {
+		r.slots = map[string]*slots{}
+	}
 	out := make([]*replayed, len(reqs))
 	r.reps = out
 	if !opts.OpenLoop {
@@ -198,6 +204,10 @@ func runPass(reqs []*recRequest, policy Policy, opts Options, pl pools, fb *feed
 			r.start(e.s)
 			continue
 		}
+		if e.admit {
+			r.admit(e.s)
+			continue
+		}
 		r.attemptEnded(e.s, e.atNs)
 	}
 	return out
@@ -208,7 +218,65 @@ func runPass(reqs []*recRequest, policy Policy, opts Options, pl pools, fb *feed
 // neighbourhood (see firstAttempt).
 func (r *replayer) start(s *replayed) {
 	s.kept = []modAttempt{r.firstAttempt(s)}
+	r.launch(s)
+}
+
+// slots are a client service's attempts in flight and the requests whose
+// latest attempt waits for one, in the order they came
+// (Policy.Concurrency).
+type slots struct {
+	held    int
+	waiting []*replayed
+}
+
+// launch schedules s's latest attempt: its end, or, under a concurrency
+// limit, its claim on a slot at its start.
+func (r *replayer) launch(s *replayed) {
+	if r.slots == nil {
+		r.push(s)
+		return
+	}
+	r.seq++
+	at := s.startNs + int64(s.kept[len(s.kept)-1].startMs*1e6)
+	heap.Push(&r.queue, endEvent{atNs: at, seq: r.seq, s: s, admit: true})
+}
+
+// admit starts s's latest attempt if its service has a slot free, else
+// makes it wait for one.
+func (r *replayer) admit(s *replayed) {
+	sl := r.slots[s.req.seg.Service]
+	if sl == nil {
+		sl = &slots{}
+		r.slots[s.req.seg.Service] = sl
+	}
+	if sl.held >= r.policy.Concurrency {
+		sl.waiting = append(sl.waiting, s)
+		return
+	}
+	sl.held++
 	r.push(s)
+}
+
+// release frees the slot of s's attempt that ended at nowNs: the request
+// that waited longest starts its attempt then, later than it was to by
+// the wait, and its later attempts move with it.
+func (r *replayer) release(s *replayed, nowNs int64) {
+	sl := r.slots[s.req.seg.Service]
+	sl.held--
+	if len(sl.waiting) == 0 {
+		return
+	}
+	w := sl.waiting[0]
+	sl.waiting = sl.waiting[1:]
+	a := &w.kept[len(w.kept)-1]
+	if d := float64(nowNs-w.startNs)/1e6 - a.startMs; d > 0 {
+		a.startMs += d
+		a.endMs += d
+		w.shift -= d
+		w.changed = true
+	}
+	sl.held++
+	r.push(w)
 }
 
 // recorded is recorded attempt i of s as the policy makes it: moved
@@ -272,6 +340,9 @@ func (r *replayer) push(s *replayed) {
 // policy makes another.
 func (r *replayer) attemptEnded(s *replayed, nowNs int64) {
 	last := s.kept[len(s.kept)-1]
+	if r.slots != nil {
+		r.release(s, nowNs)
+	}
 	if r.budget != nil {
 		r.budget.observe(nowNs, last.ok)
 	}
@@ -300,7 +371,7 @@ func (r *replayer) attemptEnded(s *replayed, nowNs int64) {
 		return
 	}
 	s.kept = append(s.kept, next)
-	r.push(s)
+	r.launch(s)
 }
 
 // admits says why the policy does not let s make the retry next now, ""
@@ -656,12 +727,13 @@ func (r *replayer) close(s *replayed) {
 }
 
 // endEvent is the end of a request's latest attempt, or, with start, the
-// start of a closed-loop worker's next request.
+// start of a closed-loop worker's next request, or, with admit, the start
+// of a request's latest attempt under a concurrency limit.
 type endEvent struct {
-	atNs  int64
-	seq   uint64
-	s     *replayed
-	start bool
+	atNs         int64
+	seq          uint64
+	s            *replayed
+	start, admit bool
 }
 
 type endQueue []endEvent

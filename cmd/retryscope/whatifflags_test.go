@@ -104,6 +104,16 @@ func TestQuotaAndNoProgressFlags(t *testing.T) {
 	if _, err := check(nil, "# tokens\ntoken-cap: 0\n"); err == nil || !strings.Contains(err.Error(), "policy.txt:2: token-cap: ") {
 		t.Errorf("policy file token-cap: 0: error %v", err)
 	}
+	f, err = check([]string{"--concurrency", "16"}, "")
+	if err != nil || f.policy.Concurrency != 16 || f.policy.String() != "--concurrency 16" {
+		t.Errorf("--concurrency 16: policy %+v, error %v", f.policy, err)
+	}
+	if f, err = check(nil, "concurrency: 8\n"); err != nil || f.policy.Concurrency != 8 {
+		t.Errorf("policy file concurrency: 8: policy %+v, error %v", f.policy, err)
+	}
+	if _, err := check(nil, "\n\nconcurrency: none\n"); err == nil || !strings.Contains(err.Error(), "policy.txt:3: concurrency: ") {
+		t.Errorf("policy file concurrency: none: error %v", err)
+	}
 }
 
 // TestPolicyFileEdges: a byte-order mark and CRLF line ends are read as

@@ -47,8 +47,10 @@ type Policy struct {
 	// flight, first attempts and retries alike: an attempt that finds
 	// them all taken waits, first come first served, for one to end, and
 	// starts then (a semaphore around each attempt; the wait adds to the
-	// request's latency).
-	Concurrency int
+	// request's latency). With ConcurrencyFirst only requests' first
+	// attempts are held to it (a first-attempt lane, beside RetryLane's).
+	Concurrency      int
+	ConcurrencyFirst bool
 	// TokenCap, when above 0, caps each request's tokens: no retry (of
 	// any loop, the fallback try included) is made once the input and
 	// output tokens of the request's attempts so far reach it
@@ -198,13 +200,18 @@ func ParseRetryLane(s string) (int, error) {
 // MaxConcurrency bounds --concurrency.
 const MaxConcurrency = 1_000_000
 
-// ParseConcurrency reads --concurrency N.
-func ParseConcurrency(s string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 1 || n > MaxConcurrency {
-		return 0, fmt.Errorf("concurrency %q: want a whole number of attempts in flight from 1 to %d", s, MaxConcurrency)
+// ParseConcurrency reads --concurrency N (every attempt) or first=N (a
+// request's first attempt only).
+func ParseConcurrency(s string) (n int, first bool, err error) {
+	v := strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(v, "first="); ok {
+		v, first = rest, true
 	}
-	return n, nil
+	n, err = strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxConcurrency {
+		return 0, false, fmt.Errorf("concurrency %q: want N or first=N, a whole number of attempts in flight from 1 to %d", s, MaxConcurrency)
+	}
+	return n, first, nil
 }
 
 // MaxTokenCap bounds --token-cap.
@@ -384,7 +391,11 @@ func (p Policy) String() string {
 		parts = append(parts, fmt.Sprintf("--retry-concurrency %d", p.RetryLane))
 	}
 	if p.Concurrency > 0 {
-		parts = append(parts, fmt.Sprintf("--concurrency %d", p.Concurrency))
+		first := ""
+		if p.ConcurrencyFirst {
+			first = "first="
+		}
+		parts = append(parts, fmt.Sprintf("--concurrency %s%d", first, p.Concurrency))
 	}
 	if p.TokenCap > 0 {
 		parts = append(parts, fmt.Sprintf("--token-cap %d", p.TokenCap))
@@ -421,7 +432,7 @@ func (p Policy) assumptions() []string {
 		out = append(out, "a per-task budget counts the retries of every request of a task (its trace, or its --task-key value) in the order the replay makes them")
 	}
 	if p.Concurrency > 0 {
-		out = append(out, "a concurrency limit is a semaphore per client service around each attempt: an attempt that finds every slot taken waits, first come first served, and starts when one frees (its span would start then); it keeps its recorded outcome and duration; hedges already running when an answer came hold no slot")
+		out = append(out, "a concurrency limit is a semaphore per client service around each attempt it holds (with first=, a request's first attempt only): an attempt that finds every slot taken waits, first come first served, and starts when one frees (its span would start then); it keeps its recorded outcome and duration; hedges already running when an answer came hold no slot")
 	}
 	if p.Deadline > 0 {
 		out = append(out, "a deadline-aware client knows the segment's recorded attempts: it does not start a retry whose start plus their median served duration on its route passes the deadline, and fails at once; the first attempt always starts, and one still running at the deadline is cancelled there (its server works on)")

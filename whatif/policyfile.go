@@ -85,7 +85,7 @@ func checkSetting(name, value string) (string, error) {
 	case "retry-concurrency":
 		_, err = ParseRetryLane(value)
 	case "concurrency":
-		_, err = ParseConcurrency(value)
+		_, _, err = ParseConcurrency(value)
 	case "token-cap":
 		_, err = ParseTokenCap(value)
 	case "per-task-budget":

@@ -82,6 +82,9 @@ type replayed struct {
 	// quotaTaken is what the retry running took from its service's retry
 	// quota, given back if it succeeds; 0 when it took nothing.
 	quotaTaken float64
+	// slot: its latest attempt holds a slot of its service's
+	// concurrency limit.
+	slot bool
 	// stop is why the policy made no more attempts after a failure (see
 	// Figures.FailedBy).
 	stop string
@@ -232,7 +235,7 @@ type slots struct {
 // launch schedules s's latest attempt: its end, or, under a concurrency
 // limit, its claim on a slot at its start.
 func (r *replayer) launch(s *replayed) {
-	if r.slots == nil {
+	if r.slots == nil || r.policy.ConcurrencyFirst && len(s.kept) > 1 {
 		r.push(s)
 		return
 	}
@@ -254,6 +257,7 @@ func (r *replayer) admit(s *replayed) {
 		return
 	}
 	sl.held++
+	s.slot = true
 	r.push(s)
 }
 
@@ -261,6 +265,10 @@ func (r *replayer) admit(s *replayed) {
 // that waited longest starts its attempt then, later than it was to by
 // the wait, and its later attempts move with it.
 func (r *replayer) release(s *replayed, nowNs int64) {
+	if !s.slot {
+		return
+	}
+	s.slot = false
 	sl := r.slots[s.req.seg.Service]
 	sl.held--
 	if len(sl.waiting) == 0 {
@@ -276,6 +284,7 @@ func (r *replayer) release(s *replayed, nowNs int64) {
 		w.changed = true
 	}
 	sl.held++
+	w.slot = true
 	r.push(w)
 }
 

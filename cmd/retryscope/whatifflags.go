@@ -19,7 +19,7 @@ const whatifSynopsis = `whatif [--db FILE] [--policy FILE]
        [--max-attempts N|app=N,sdk=M] [--retry-budget RATIO[,WINDOW,FLOOR]]
        [--per-task-budget N] [--deadline D] [--no-retry-on TRIGGER,...]
        [--retry-quota TOKENS[,COST,TIMEOUT_COST,GAIN]|off] [--no-progress]
-       [--retry-concurrency N] [--token-cap N] [--concurrency N]
+       [--retry-concurrency N] [--token-cap N] [--concurrency [first=]N]
        [--backoff [LAYER=]KIND,BASE,CAP] [--feedback] [--format table|json]
 
 Replay the recorded logical requests under another retry policy and print
@@ -77,7 +77,7 @@ func (f *whatifFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.quota, "retry-quota", "", "a retry quota per client service, as the AWS SDKs' standard retryer: TOKENS[,COST,TIMEOUT_COST,GAIN], e.g. 500 (a retry takes 5 tokens, 10 after a timeout; a successful retry gives them back, a first-attempt success adds 1), or off (no quota at all; default: the quota a service's traces show, where its requests failed on \"retry quota exceeded\", else none)")
 	fs.StringVar(&f.lane, "retry-concurrency", "", "SDK retries in flight at once per client service, apart from first attempts, e.g. 10: a retry that finds them all taken is not made (no_capacity; default: no limit)")
 	fs.StringVar(&f.tokenCap, "token-cap", "", "tokens per request, e.g. 4000: no retry once the input and output tokens of its attempts so far reach it (token_cap; default: no cap)")
-	fs.StringVar(&f.concurrency, "concurrency", "", "attempts in flight at once per client service, first attempts and retries, e.g. 16: an attempt that finds them all taken waits for one to end (a semaphore around each attempt; default: no limit)")
+	fs.StringVar(&f.concurrency, "concurrency", "", "attempts in flight at once per client service, first attempts and retries, e.g. 16, or first=N for first attempts only (a first-attempt lane beside --retry-concurrency's): an attempt that finds them all taken waits for one to end (a semaphore around each attempt; default: no limit)")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "stop a call's retries once two of its attempts in a row failed the same way (the same trigger)")
 	fs.StringVar(&f.noRetryOn, "no-retry-on", "", "triggers never retried, e.g. client_error,rate_limited (default: as recorded)")
 	fs.StringVar(&f.perTask, "per-task-budget", "", "retries each task may make in all, e.g. 3 (a task: a trace, or one --task-key value; default: no limit)")
@@ -168,7 +168,7 @@ func (f *whatifFlags) checkPolicy() error {
 		}
 	}
 	if f.concurrency != "" {
-		if f.policy.Concurrency, err = whatif.ParseConcurrency(f.concurrency); err != nil {
+		if f.policy.Concurrency, f.policy.ConcurrencyFirst, err = whatif.ParseConcurrency(f.concurrency); err != nil {
 			return fmt.Errorf("--concurrency: %w", err)
 		}
 	}

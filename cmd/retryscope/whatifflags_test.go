@@ -108,8 +108,11 @@ func TestQuotaAndNoProgressFlags(t *testing.T) {
 	if err != nil || f.policy.Concurrency != 16 || f.policy.String() != "--concurrency 16" {
 		t.Errorf("--concurrency 16: policy %+v, error %v", f.policy, err)
 	}
-	if f, err = check(nil, "concurrency: 8\n"); err != nil || f.policy.Concurrency != 8 {
-		t.Errorf("policy file concurrency: 8: policy %+v, error %v", f.policy, err)
+	if f, err = check(nil, "concurrency: first=8\n"); err != nil || f.policy.Concurrency != 8 || !f.policy.ConcurrencyFirst {
+		t.Errorf("policy file concurrency: first=8: policy %+v, error %v", f.policy, err)
+	}
+	if f, err = check([]string{"--concurrency", "first=12", "--retry-concurrency", "2"}, ""); err != nil || f.policy.String() != "--retry-concurrency 2 --concurrency first=12" {
+		t.Errorf("--concurrency first=12 --retry-concurrency 2: policy %q, error %v", f.policy, err)
 	}
 	if _, err := check(nil, "\n\nconcurrency: none\n"); err == nil || !strings.Contains(err.Error(), "policy.txt:3: concurrency: ") {
 		t.Errorf("policy file concurrency: none: error %v", err)

@@ -217,9 +217,11 @@ type Policy struct {
 	// them all taken waits, first come first served, for one to end, and
 	// its span starts once it holds a slot (a semaphore around each
 	// attempt, as seed 004's lane has it, without its wait timeout).
-	// Hedges are not held to it.
-	Concurrency int
-	HedgeDelay  time.Duration // hedge shape: wait before the second attempt (default 120ms)
+	// Hedges are not held to it. With ConcurrencyFirst only requests'
+	// first attempts are (a first-attempt lane; retries go by RetryLane).
+	Concurrency      int
+	ConcurrencyFirst bool
+	HedgeDelay       time.Duration // hedge shape: wait before the second attempt (default 120ms)
 	// NoRetry4xx, when set, stops every client, naive ones included, from
 	// retrying a client error (4xx); the rest of a naive client stays
 	// naive (it still ignores Retry-After).

@@ -228,7 +228,7 @@ func (s *simulation) flightChange(r *simRequest, a *attempt, now int64, d int) {
 		}
 		s.retryLane[r.service] += d
 	}
-	if n := s.cfg.Policy.Concurrency; n > 0 {
+	if n := s.cfg.Policy.Concurrency; n > 0 && (!s.cfg.Policy.ConcurrencyFirst || a == r.attempts[0]) {
 		if s.slots == nil {
 			s.slots, s.waiting = map[string]int{}, map[string][]*simRequest{}
 		}
@@ -266,7 +266,7 @@ func (s *simulation) run(requests []*simRequest) {
 		case evBegin:
 			s.begin(e.req, e.at)
 		case evStartAttempt:
-			if n := s.cfg.Policy.Concurrency; n > 0 && s.slots[e.req.service] >= n {
+			if n := s.cfg.Policy.Concurrency; n > 0 && s.slots[e.req.service] >= n && (!s.cfg.Policy.ConcurrencyFirst || len(e.req.attempts) == 0) {
 				s.waiting[e.req.service] = append(s.waiting[e.req.service], e.req)
 				continue
 			}

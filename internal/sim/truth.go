@@ -74,6 +74,7 @@ type Params struct {
 	RetryLane    int      `json:"retry_concurrency,omitempty"`
 	TokenCap     int      `json:"token_cap,omitempty"`
 	Concurrency  int      `json:"concurrency,omitempty"`
+	FirstOnly    bool     `json:"concurrency_first_only,omitempty"`
 	HedgeDelayMs float64  `json:"hedge_delay_ms"`
 	Nested       bool     `json:"nested"`
 	StreamShare  float64  `json:"stream_share"`
@@ -178,7 +179,7 @@ func paramsOf(cfg Config) Params {
 	p := cfg.Policy
 	params := Params{Requests: cfg.Requests, Start: cfg.Start.UTC().Format(time.RFC3339Nano), Rate: cfg.Rate, Services: cfg.Services,
 		Shapes: shapes, Faults: cfg.Faults.String(), Policy: string(p.Kind), MaxAttempts: p.MaxAttempts, AppTries: p.AppTries,
-		BaseMs: msOf(p.Base), CapMs: msOf(p.Cap), NaiveShare: p.NaiveShare, Budget: p.Budget, Quota: p.Quota, NoProgress: p.NoProgress, RetryLane: p.RetryLane, TokenCap: p.TokenCap, Concurrency: p.Concurrency, HedgeDelayMs: msOf(p.HedgeDelay),
+		BaseMs: msOf(p.Base), CapMs: msOf(p.Cap), NaiveShare: p.NaiveShare, Budget: p.Budget, Quota: p.Quota, NoProgress: p.NoProgress, RetryLane: p.RetryLane, TokenCap: p.TokenCap, Concurrency: p.Concurrency, FirstOnly: p.ConcurrencyFirst, HedgeDelayMs: msOf(p.HedgeDelay),
 		Nested: cfg.Nested, StreamShare: cfg.StreamShare,
 		Experiment: cfg.Experiment, Counterfactual: cfg.Counterfactual, BigInputs: cfg.BigInputs, SplitWorkers: cfg.SplitWorkers,
 		DeadlineMs: msOf(cfg.Deadline), AbandonStreams: cfg.AbandonStreams, NoRetry4xx: p.NoRetry4xx, DeadlineAdmit: p.DeadlineAdmit, CRN: cfg.CRN}

@@ -228,7 +228,8 @@ func (s *simulation) flightChange(r *simRequest, a *attempt, now int64, d int) {
 		}
 		s.retryLane[r.service] += d
 	}
-	if n := s.cfg.Policy.Concurrency; n > 0 && (!s.cfg.Policy.ConcurrencyFirst || a == r.attempts[0]) {
+	// A hedge holds no slot (it is not queued either).
+	if n := s.cfg.Policy.Concurrency; n > 0 && (a == r.attempts[0] || !s.cfg.Policy.ConcurrencyFirst && r.shape != ShapeHedge) {
 		if s.slots == nil {
 			s.slots, s.waiting = map[string]int{}, map[string][]*simRequest{}
 		}

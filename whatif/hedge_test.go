@@ -1,0 +1,89 @@
+package whatif
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retryscope/retryscope/internal/sim"
+	"github.com/retryscope/retryscope/internal/testkit/workload"
+)
+
+// hedges is a workload of hedged requests (gen's hedge shape: pricing-web
+// get_quote, a second attempt once the first has run the hedge delay)
+// with common random numbers; storm has four times the default faults at
+// twice the rate.
+func hedges(stormy bool, delay time.Duration, off bool) sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.Requests, cfg.Shapes, cfg.CRN = 3000, []sim.Shape{sim.ShapeHedge}, true
+	cfg.Policy.HedgeDelay = delay
+	if off {
+		cfg.Policy.Kind = sim.PolicyNone
+	}
+	if stormy {
+		cfg.Rate *= 2
+		f := &cfg.Faults
+		f.RateLimited, f.ServerError, f.Reset, f.Timeout = 4*f.RateLimited, 4*f.ServerError, 4*f.Reset, 4*f.Timeout
+	}
+	return cfg
+}
+
+// TestPredictsHedgeDelay: a hedge workload recorded with a 50 ms hedge
+// delay, replayed with 100 ms and with hedging off, against gen's re-run
+// with that delay (or none) and common random numbers: amplification and
+// final failure within 5% (or 0.005) calm and 10% in the storm, p50 and
+// p99 within 10%. The replay without the hedging logic (the recorded
+// attempts as they stand) misses.
+func TestPredictsHedgeDelay(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		stormy bool
+		delay  time.Duration
+		off    bool
+		rel    float64
+	}{
+		{"calm, 50ms → 100ms", false, 100 * time.Millisecond, false, 0.05},
+		{"calm, 50ms → off", false, 0, true, 0.05},
+		{"storm, 50ms → 100ms", true, 100 * time.Millisecond, false, 0.10},
+		{"storm, 50ms → off", true, 0, true, 0.10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			recorded, _ := workload.Rebuilt(t, hedges(c.stormy, 50*time.Millisecond, false))
+			rerun, _ := workload.Rebuilt(t, hedges(c.stormy, c.delay, c.off))
+			want := replayOf(t, rerun, Policy{}).Overall.Recorded
+			policy := Policy{HedgeDelay: c.delay, NoHedge: c.off}
+			res := replayOf(t, recorded, policy)
+			if c.stormy {
+				res = replayFeedback(t, recorded, policy)
+			}
+			pred := res.Overall.Modeled
+			checkPrediction(t, c.name, pred, want, c.rel, 0.005, 0.10)
+			if pred.P50 == nil || want.P50 == nil || !near(*pred.P50, *want.P50, 0.10, 0) {
+				t.Errorf("%s: predicted p50 %v ms, the re-run's %v ms", c.name, deref(pred.P50), deref(want.P50))
+			}
+			t.Logf("%s: p50 %.1f vs %.1f ms", c.name, deref(pred.P50), deref(want.P50))
+			if !strings.Contains(res.Policy, "--hedge-delay") {
+				t.Errorf("policy %q does not name the hedge delay", res.Policy)
+			}
+			naive := replayOf(t, recorded, Policy{}).Overall.Modeled
+			if near(naive.Amplification, want.Amplification, c.rel, 0.005) && naive.P99 != nil && near(*naive.P99, *want.P99, 0.10, 0) {
+				t.Errorf("%s: the replay without hedging (amplification %.4f, p99 %.1f) meets the re-run (%.4f, %.1f): the test cannot fail",
+					c.name, naive.Amplification, deref(naive.P99), want.Amplification, deref(want.P99))
+			}
+			t.Logf("%s: without hedging: amplification %.4f, p99 %.1f ms", c.name, naive.Amplification, deref(naive.P99))
+		})
+	}
+}
+
+// TestHedgeIdentity: replaying a hedge workload with no policy, or with
+// the recorded hedge delay, gives the recorded figures.
+func TestHedgeIdentity(t *testing.T) {
+	st, _ := workload.Rebuilt(t, hedges(true, 50*time.Millisecond, false))
+	for _, p := range []Policy{{}, {HedgeDelay: 50 * time.Millisecond}} {
+		res := replayOf(t, st, p)
+		rec, mod := res.Overall.Recorded, res.Overall.Modeled
+		if rec.Attempts != mod.Attempts || rec.FinalFailureRate != mod.FinalFailureRate || !nearOrBothNil(mod.P99, rec.P99, 0.01) || !nearOrBothNil(mod.P50, rec.P50, 0.01) {
+			t.Errorf("%s: modeled %+v, recorded %+v", p, mod, rec)
+		}
+	}
+}

@@ -140,13 +140,27 @@ func (r *replayer) startHedged(s *replayed) {
 	}
 	// a ends first; if it won, b is cancelled then.
 	if a.ok && b.endMs > a.endMs {
-		b.hiddenMs = b.endMs - a.endMs
+		b.hiddenMs = b.endMs + b.hiddenMs - a.endMs
 		b.endMs, b.ok, b.trigger, b.tokens, b.retryAfterMs = a.endMs, false, "cancelled", 0, 0
+	}
+	asMade(&first, atts[0])
+	if h.rec == 1 {
+		asMade(&h, atts[1])
 	}
 	s.kept = []modAttempt{first, h}
 	r.pushAt(s, max(first.endMs, h.endMs))
 	if s.asRecorded() {
 		s.changed = false
+	}
+}
+
+// asMade gives m, made where recorded attempt a was, a's own times
+// when it came out as a did (but for rounding), so that the load it
+// offers is the recorded one to the nanosecond.
+func asMade(m *modAttempt, a recAttempt) {
+	near := func(x, y float64) bool { return math.Abs(x-y) < 1e-6 }
+	if m.ok == a.ok && m.trigger == a.trigger && near(m.startMs, a.startMs) && near(m.endMs, a.endMs) && near(m.endMs+m.hiddenMs, a.endMs+a.hiddenMs) {
+		m.startMs, m.endMs, m.hiddenMs = a.startMs, a.endMs, a.hiddenMs
 	}
 }
 

@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -36,19 +37,21 @@ func hedges(stormy bool, delay time.Duration, off bool) sim.Config {
 // attempts as they stand) misses.
 func TestPredictsHedgeDelay(t *testing.T) {
 	for _, c := range []struct {
-		name   string
-		stormy bool
-		delay  time.Duration
-		off    bool
-		rel    float64
+		name        string
+		stormy      bool
+		from, delay time.Duration
+		off         bool
+		rel         float64
 	}{
-		{"calm, 50ms → 100ms", false, 100 * time.Millisecond, false, 0.05},
-		{"calm, 50ms → off", false, 0, true, 0.05},
-		{"storm, 50ms → 100ms", true, 100 * time.Millisecond, false, 0.10},
-		{"storm, 50ms → off", true, 0, true, 0.10},
+		{"calm, 50ms → 100ms", false, 50 * time.Millisecond, 100 * time.Millisecond, false, 0.05},
+		{"calm, 50ms → off", false, 50 * time.Millisecond, 0, true, 0.05},
+		{"calm, 100ms → 50ms", false, 100 * time.Millisecond, 50 * time.Millisecond, false, 0.05},
+		{"storm, 50ms → 100ms", true, 50 * time.Millisecond, 100 * time.Millisecond, false, 0.10},
+		{"storm, 50ms → off", true, 50 * time.Millisecond, 0, true, 0.10},
+		{"storm, 100ms → 50ms", true, 100 * time.Millisecond, 50 * time.Millisecond, false, 0.10},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			recorded, _ := workload.Rebuilt(t, hedges(c.stormy, 50*time.Millisecond, false))
+			recorded, _ := workload.Rebuilt(t, hedges(c.stormy, c.from, false))
 			rerun, _ := workload.Rebuilt(t, hedges(c.stormy, c.delay, c.off))
 			want := replayOf(t, rerun, Policy{}).Overall.Recorded
 			policy := Policy{HedgeDelay: c.delay, NoHedge: c.off}
@@ -76,14 +79,17 @@ func TestPredictsHedgeDelay(t *testing.T) {
 }
 
 // TestHedgeIdentity: replaying a hedge workload with no policy, or with
-// the recorded hedge delay, gives the recorded figures.
+// the recorded hedge delay (with feedback too), gives the recorded
+// figures, and its failures keep their recorded reasons.
 func TestHedgeIdentity(t *testing.T) {
 	st, _ := workload.Rebuilt(t, hedges(true, 50*time.Millisecond, false))
 	for _, p := range []Policy{{}, {HedgeDelay: 50 * time.Millisecond}} {
-		res := replayOf(t, st, p)
-		rec, mod := res.Overall.Recorded, res.Overall.Modeled
-		if rec.Attempts != mod.Attempts || rec.FinalFailureRate != mod.FinalFailureRate || !nearOrBothNil(mod.P99, rec.P99, 0.01) || !nearOrBothNil(mod.P50, rec.P50, 0.01) {
-			t.Errorf("%s: modeled %+v, recorded %+v", p, mod, rec)
+		for _, res := range []*Result{replayOf(t, st, p), replayFeedback(t, st, p)} {
+			rec, mod := res.Overall.Recorded, res.Overall.Modeled
+			if rec.Attempts != mod.Attempts || rec.FinalFailureRate != mod.FinalFailureRate || !nearOrBothNil(mod.P99, rec.P99, 0.01) ||
+				!nearOrBothNil(mod.P50, rec.P50, 0.01) || !maps.Equal(rec.FailedBy, mod.FailedBy) {
+				t.Errorf("%s, %s: modeled %+v, recorded %+v", p, res.Model, mod, rec)
+			}
 		}
 	}
 }

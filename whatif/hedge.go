@@ -98,7 +98,8 @@ func uncut(a recAttempt, timeoutMs float64) modAttempt {
 // recorded hedges (else its first attempts) nearest in time. The first
 // success wins and the other attempt is cancelled at that instant, its
 // server working on; a failure waits for the other. Without hedging
-// (NoHedge) the first attempt is the request's only one.
+// (NoHedge, or a cap of one attempt) the first attempt is the request's
+// only one.
 func (r *replayer) startHedged(s *replayed) {
 	atts := s.req.attempts
 	timeout := r.pools.hedges[s.req.seg]
@@ -108,7 +109,7 @@ func (r *replayer) startHedged(s *replayed) {
 	s.next, s.changed = len(atts), true
 	d := ms(r.policy.HedgeDelay)
 	at := first.startMs + d
-	if r.policy.NoHedge || first.endMs <= at {
+	if r.policy.NoHedge || r.policy.Inner == 1 || first.endMs <= at {
 		s.kept = []modAttempt{first}
 		r.pushAt(s, first.endMs)
 		if s.asRecorded() {
@@ -160,7 +161,7 @@ func (r *replayer) startHedged(s *replayed) {
 func asMade(m *modAttempt, a recAttempt) {
 	near := func(x, y float64) bool { return math.Abs(x-y) < 1e-6 }
 	if m.ok == a.ok && m.trigger == a.trigger && near(m.startMs, a.startMs) && near(m.endMs, a.endMs) && near(m.endMs+m.hiddenMs, a.endMs+a.hiddenMs) {
-		m.startMs, m.endMs, m.hiddenMs = a.startMs, a.endMs, a.hiddenMs
+		m.startMs, m.endMs, m.hiddenMs, m.tokens = a.startMs, a.endMs, a.hiddenMs, a.tokens
 	}
 }
 

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"maps"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,41 @@ func TestHedgeIdentity(t *testing.T) {
 				!nearOrBothNil(mod.P50, rec.P50, 0.01) || !maps.Equal(rec.FailedBy, mod.FailedBy) {
 				t.Errorf("%s, %s: modeled %+v, recorded %+v", p, res.Model, mod, rec)
 			}
+		}
+	}
+}
+
+// TestHedgeMechanics: one request recorded with a 50 ms hedge delay, its
+// first attempt (0–200 ms uncut) cancelled at 120 ms when the hedge
+// (50–120 ms) won. At 100 ms the hedge (70 ms) starts at 100 and wins at
+// 170, the first cancelled then with 30 ms of hidden work; at 250 ms, or
+// off, the first attempt alone ends at 200.
+func TestHedgeMechanics(t *testing.T) {
+	seg := Segment{"pricing-web", "get_quote", "quote-svc"}
+	r := &recRequest{id: "h", seg: seg, latencyMs: 121, ok: true, attempts: []recAttempt{
+		{tries: []int{1}, startMs: 0, endMs: 120, route: "quote-svc", trigger: "cancelled", hiddenMs: 80},
+		{tries: []int{2}, startMs: 50, endMs: 120, route: "quote-svc", ok: true},
+	}}
+	for _, c := range []struct {
+		policy   Policy
+		attempts int
+		latency  float64
+		hidden   float64
+	}{
+		{Policy{HedgeDelay: 100 * time.Millisecond}, 2, 171, 30},
+		{Policy{HedgeDelay: 250 * time.Millisecond}, 1, 201, 0},
+		{Policy{NoHedge: true}, 1, 201, 0},
+		{Policy{HedgeDelay: 50 * time.Millisecond}, 2, 121, 80},
+	} {
+		reqs := []*recRequest{r}
+		s := runPass(reqs, c.policy, Options{Seed: 1}, newPools(reqs), nil)[0]
+		hidden := 0.0
+		for _, a := range s.kept {
+			hidden += a.hiddenMs
+		}
+		if len(s.kept) != c.attempts || !s.ok || math.Abs(s.latencyMs-c.latency) > 1e-9 || math.Abs(hidden-c.hidden) > 1e-9 {
+			t.Errorf("%s: %d attempts %+v, ok %v, latency %.3f ms, hidden %.3f ms; want %d, %.0f ms, %.0f ms",
+				c.policy, len(s.kept), s.kept, s.ok, s.latencyMs, hidden, c.attempts, c.latency, c.hidden)
 		}
 	}
 }

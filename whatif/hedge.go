@@ -199,7 +199,9 @@ func (r *replayer) pushAt(s *replayed, endMs float64) {
 }
 
 // endHedged closes s, whose attempts startHedged made: a hedging client
-// does not retry, so a request whose attempts all failed stops there.
+// does not retry, so a request whose attempts all failed stops there
+// (attempt_cap; not_retryable when its one attempt failed before the
+// hedge delay).
 func (r *replayer) endHedged(s *replayed, nowNs int64) {
 	ok := false
 	for _, a := range s.kept {
@@ -213,8 +215,11 @@ func (r *replayer) endHedged(s *replayed, nowNs int64) {
 	case !s.changed:
 		s.stop = cmp.Or(s.req.detail, "unstated")
 	default:
+		// Without hedging the request has one try (gen's re-run says
+		// attempt_cap too); with it, a lone attempt that failed before
+		// the delay is not retried.
 		s.stop = StopAttemptCap
-		if len(s.kept) == 1 {
+		if len(s.kept) == 1 && !r.policy.NoHedge && r.policy.Inner != 1 {
 			s.stop = StopNotRetried
 		}
 	}

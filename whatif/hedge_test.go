@@ -81,14 +81,15 @@ func TestPredictsHedgeDelay(t *testing.T) {
 
 // TestHedgeIdentity: replaying a hedge workload with no policy, or with
 // the recorded hedge delay (with feedback too), gives the recorded
-// figures, and its failures keep their recorded reasons.
+// figures exactly (attempts, failure, p50, p99, offered load), and its
+// failures keep their recorded reasons.
 func TestHedgeIdentity(t *testing.T) {
 	st, _ := workload.Rebuilt(t, hedges(true, 50*time.Millisecond, false))
 	for _, p := range []Policy{{}, {HedgeDelay: 50 * time.Millisecond}} {
 		for _, res := range []*Result{replayOf(t, st, p), replayFeedback(t, st, p)} {
 			rec, mod := res.Overall.Recorded, res.Overall.Modeled
-			if rec.Attempts != mod.Attempts || rec.FinalFailureRate != mod.FinalFailureRate || !nearOrBothNil(mod.P99, rec.P99, 0.01) ||
-				!nearOrBothNil(mod.P50, rec.P50, 0.01) || !maps.Equal(rec.FailedBy, mod.FailedBy) {
+			if rec.Attempts != mod.Attempts || rec.FinalFailureRate != mod.FinalFailureRate || !nearOrBothNil(mod.P99, rec.P99, 0) ||
+				!nearOrBothNil(mod.P50, rec.P50, 0) || rec.OfferedLoad != mod.OfferedLoad || !maps.Equal(rec.FailedBy, mod.FailedBy) {
 				t.Errorf("%s, %s: modeled %+v, recorded %+v", p, res.Model, mod, rec)
 			}
 		}

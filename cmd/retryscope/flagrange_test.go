@@ -101,6 +101,7 @@ func TestEveryNumberFlagRefusesBadValues(t *testing.T) {
 				{"retry-budget", kindFloat, true, []string{"1001", "0.1,0s,5", "0.1,1000000d,5", "0.1,10s,NaN", "0.1,10s,-1"}},
 				{"workers", kindInt, true, []string{"abc", "10000001"}},
 				{"retry-concurrency", kindInt, false, []string{"1000001"}},
+				{"hedge-delay", kindDuration, true, nil},
 				{"retry-quota", kindFloat, false, []string{"100,0,10,1", "100,5", "100,5,10,-1", "100,5,Inf,1"}},
 				{"backoff", kindDuration, true, []string{"fixed,-1s,8s", "fixed,1s,1000000d", "full-jitter,NaN,8s", "fixed,2s,1s"}},
 			})},

@@ -19,7 +19,7 @@ const whatifSynopsis = `whatif [--db FILE] [--policy FILE]
        [--max-attempts N|app=N,sdk=M] [--retry-budget RATIO[,WINDOW,FLOOR]]
        [--per-task-budget N] [--deadline D] [--no-retry-on TRIGGER,...]
        [--retry-quota TOKENS[,COST,TIMEOUT_COST,GAIN]|off] [--no-progress]
-       [--retry-concurrency N]
+       [--retry-concurrency N] [--hedge-delay D|off]
        [--backoff [LAYER=]KIND,BASE,CAP] [--feedback] [--format table|json]
 
 Replay the recorded logical requests under another retry policy and print
@@ -34,6 +34,7 @@ const whatifExamples = `
   retryscope whatif --retry-quota 500
   retryscope whatif --max-attempts 5 --retry-quota off
   retryscope whatif --no-retry-on client_error
+  retryscope whatif --hedge-delay 100ms
   retryscope whatif --max-attempts 1 --feedback
   retryscope whatif --deadline 5s --backoff full-jitter,200ms,8s
   retryscope whatif --per-task-budget 3 --task-key session.id
@@ -57,7 +58,7 @@ the figures.
 // whatifFlags are the command line of a replay: the policy and the format.
 type whatifFlags struct {
 	maxAttempts, budget, quota, lane, noRetryOn, format string
-	perTask, deadline, taskKey, policyFile              string
+	perTask, deadline, taskKey, policyFile, hedgeDelay  string
 	backoff                                             []string
 	seed                                                int64
 	feedback, noProgress                                bool
@@ -74,6 +75,7 @@ func (f *whatifFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.budget, "retry-budget", "", "retries allowed per successful attempt: RATIO[,WINDOW,FLOOR], e.g. 0.1 or 0.1,10s,5 (default window 10s, floor 5; default: no budget)")
 	fs.StringVar(&f.quota, "retry-quota", "", "a retry quota per client service, as the AWS SDKs' standard retryer: TOKENS[,COST,TIMEOUT_COST,GAIN], e.g. 500 (a retry takes 5 tokens, 10 after a timeout; a successful retry gives them back, a first-attempt success adds 1), or off (no quota at all; default: the quota a service's traces show, where its requests failed on \"retry quota exceeded\", else none)")
 	fs.StringVar(&f.lane, "retry-concurrency", "", "SDK retries in flight at once per client service, apart from first attempts, e.g. 10: a retry that finds them all taken is not made (no_capacity; default: no limit)")
+	fs.StringVar(&f.hedgeDelay, "hedge-delay", "", "in the segments whose recorded requests hedged (a second attempt while the first ran), start the hedge once the first attempt has run D, e.g. 100ms, or off (no hedges; default: as recorded)")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "stop a call's retries once two of its attempts in a row failed the same way (the same trigger)")
 	fs.StringVar(&f.noRetryOn, "no-retry-on", "", "triggers never retried, e.g. client_error,rate_limited (default: as recorded)")
 	fs.StringVar(&f.perTask, "per-task-budget", "", "retries each task may make in all, e.g. 3 (a task: a trace, or one --task-key value; default: no limit)")
@@ -166,6 +168,11 @@ func (f *whatifFlags) checkPolicy() error {
 	if f.quota != "" {
 		if f.policy.Quota, f.noRecordedQuota, err = whatif.ParseQuotaSetting(f.quota); err != nil {
 			return fmt.Errorf("--retry-quota: %w", err)
+		}
+	}
+	if f.hedgeDelay != "" {
+		if f.policy.HedgeDelay, f.policy.NoHedge, err = whatif.ParseHedgeDelay(f.hedgeDelay); err != nil {
+			return fmt.Errorf("--hedge-delay: %w", err)
 		}
 	}
 	if f.noRetryOn != "" {

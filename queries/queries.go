@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 //go:embed *.sql
@@ -21,12 +22,30 @@ var migrations embed.FS
 // Get returns the SQL text of the named file (without the .sql suffix).
 // It panics on an unknown name: the set is fixed at build time.
 func Get(name string) string {
-	b, err := files.ReadFile(name + ".sql")
-	if err != nil {
+	text, ok := byName()[name]
+	if !ok {
 		panic(fmt.Sprintf("queries: no file %s.sql", name))
 	}
-	return string(b)
+	return text
 }
+
+// byName holds every file's text, read once: the store runs some
+// queries once per file or chunk ingested.
+var byName = sync.OnceValue(func() map[string]string {
+	entries, err := fs.ReadDir(files, ".")
+	if err != nil {
+		panic(err)
+	}
+	m := make(map[string]string, len(entries))
+	for _, e := range entries {
+		b, err := files.ReadFile(e.Name())
+		if err != nil {
+			panic(err)
+		}
+		m[strings.TrimSuffix(e.Name(), ".sql")] = string(b)
+	}
+	return m
+})
 
 // Migration is one step of the schema: the file migrations/NNN_name.sql.
 type Migration struct {

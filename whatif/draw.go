@@ -42,6 +42,9 @@ type pools struct {
 	// quotas are the retry quotas the recorded clients showed, by
 	// service (RecordedQuota).
 	quotas map[string]*RecordedQuota
+	// hedges are the segments whose recorded requests hedge, with their
+	// client's timeout (hedgedSegments).
+	hedges map[Segment]float64
 }
 
 // medianMs is the median duration of the segment's served attempts on
@@ -79,7 +82,7 @@ func nearRange(pool []recAttempt, atNs int64) (lo, hi int) {
 
 func newPools(reqs []*recRequest) pools {
 	p := pools{attempts: map[poolKey][]recAttempt{}, caps: map[Segment]map[int][]int{}, served: map[Segment]map[string][]float64{},
-		fallbacks: map[Segment]map[int]int{}, firsts: map[Segment][]recAttempt{}, loops: closedLoops(reqs)}
+		fallbacks: map[Segment]map[int]int{}, firsts: map[Segment][]recAttempt{}, loops: closedLoops(reqs), hedges: hedgedSegments(reqs)}
 	for _, r := range reqs {
 		if a := r.attempts[0]; a.trigger != "client_error" {
 			p.firsts[r.seg] = append(p.firsts[r.seg], a)

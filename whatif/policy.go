@@ -71,6 +71,12 @@ type Policy struct {
 	// InnerBackoff and AppBackoff, when set, replace the waits before the
 	// retries of the innermost loop and of the loop around it.
 	InnerBackoff, AppBackoff *Backoff
+	// HedgeDelay, when above 0, is the wait after a request's first
+	// attempt starts before a hedging client starts a second if the first
+	// is still running; NoHedge removes the hedges. Either applies to the
+	// requests of the segments whose recorded requests hedge.
+	HedgeDelay time.Duration
+	NoHedge    bool
 }
 
 // Backoff is a retry loop's wait before retry n (n from 1).
@@ -418,6 +424,12 @@ func (p Policy) String() string {
 	if p.AppBackoff != nil {
 		parts = append(parts, "--backoff app="+p.AppBackoff.String())
 	}
+	switch {
+	case p.NoHedge:
+		parts = append(parts, "--hedge-delay off")
+	case p.HedgeDelay > 0:
+		parts = append(parts, "--hedge-delay "+p.HedgeDelay.String())
+	}
 	if len(parts) == 0 {
 		return "recorded"
 	}
@@ -436,6 +448,9 @@ func (p Policy) assumptions() []string {
 	}
 	if p.Deadline > 0 {
 		out = append(out, "a deadline-aware client knows the segment's recorded attempts: it does not start a retry whose start plus their median served duration on its route passes the deadline, and fails at once; the first attempt always starts, and one still running at the deadline is cancelled there (its server works on)")
+	}
+	if p.hedging() {
+		out = append(out, "the hedge delay applies to the segments whose recorded requests hedged (a second attempt while the first ran): the first attempt runs as it would have uncut (a cancelled one for its hidden work, then taken to succeed, or to time out at the segment's recorded timeout if it runs past it); past the delay a hedge starts with the recorded hedge's outcome and duration, or one drawn from the segment's recorded hedges nearest in time; the first success wins and the other is cancelled then, its server working on")
 	}
 	if p.InnerBackoff != nil || p.AppBackoff != nil {
 		out = append(out, "the policy's backoff replaces the recorded wait before each retry of the loop it names, never shorter than the Retry-After the failure asked for; the attempt keeps its recorded outcome and duration")

@@ -14,7 +14,7 @@ const MaxPolicyFile = 64 << 10
 
 // PolicyKeys are the settings a policy file may hold: the policy's
 // command-line flags, without their dashes.
-var PolicyKeys = []string{"max-attempts", "retry-budget", "retry-quota", "retry-concurrency", "token-cap", "concurrency", "no-progress", "per-task-budget", "task-key", "deadline", "no-retry-on", "backoff", "feedback"}
+var PolicyKeys = []string{"max-attempts", "retry-budget", "retry-quota", "retry-concurrency", "token-cap", "concurrency", "no-progress", "hedge-delay", "per-task-budget", "task-key", "deadline", "no-retry-on", "backoff", "feedback"}
 
 // Setting is one line of a policy file: the setting's name and value, the
 // key it sets (the name, or for a backoff "backoff LAYER", so that each
@@ -92,6 +92,8 @@ func checkSetting(name, value string) (string, error) {
 		_, err = ParsePerTaskBudget(value)
 	case "deadline":
 		_, err = ParseDeadline(value)
+	case "hedge-delay":
+		_, _, err = ParseHedgeDelay(value)
 	case "no-retry-on":
 		_, err = ParseTriggers(value)
 	case "feedback", "no-progress":

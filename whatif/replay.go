@@ -88,6 +88,9 @@ type replayed struct {
 	// stop is why the policy made no more attempts after a failure (see
 	// Figures.FailedBy).
 	stop string
+	// hedgedRun marks a request whose attempts the policy's hedge delay
+	// made (startHedged).
+	hedgedRun bool
 }
 
 // replayer runs every request's attempts in time order, so that a retry
@@ -220,6 +223,10 @@ func runPass(reqs []*recRequest, policy Policy, opts Options, pl pools, fb *feed
 // unless s is a closed-loop request the policy moved out of its recorded
 // neighbourhood (see firstAttempt).
 func (r *replayer) start(s *replayed) {
+	if r.hedgeable(s) {
+		r.startHedged(s)
+		return
+	}
 	s.kept = []modAttempt{r.firstAttempt(s)}
 	r.launch(s)
 }
@@ -345,13 +352,19 @@ func (r *replayer) push(s *replayed) {
 	heap.Push(&r.queue, endEvent{atNs: s.startNs + int64(last.endMs*1e6), seq: r.seq, s: s})
 }
 
+func (r *replayer) queueEnd(e endEvent) { heap.Push(&r.queue, e) }
+
 // attemptEnded decides, when s's last attempt has ended, whether the
 // policy makes another.
 func (r *replayer) attemptEnded(s *replayed, nowNs int64) {
-	last := s.kept[len(s.kept)-1]
 	if r.slots != nil {
 		r.release(s, nowNs)
 	}
+	if s.hedgedRun {
+		r.endHedged(s, nowNs)
+		return
+	}
+	last := s.kept[len(s.kept)-1]
 	if r.budget != nil {
 		r.budget.observe(nowNs, last.ok)
 	}
@@ -456,15 +469,16 @@ func (r *replayer) retriesInFlight(service string, nowNs int64) int {
 // Why a modeled request that failed made no more attempts
 // (Figures.FailedBy).
 const (
-	StopAttemptCap  = "attempt_cap"  // its loops had no try left (the policy's caps, or as recorded)
-	StopNoRetryOn   = "no_retry_on"  // the policy never retries its last failure's trigger
-	StopDeadline    = "deadline"     // a retry would have ended past the deadline
-	StopTaskBudget  = "task_budget"  // its task had spent its retries
-	StopNoProgress  = "no_progress"  // two attempts in a row failed the same way
-	StopRetryQuota  = "retry_quota"  // its client's retry quota was empty
-	StopRetryBudget = "retry_budget" // the retry budget was spent
-	StopNoCapacity  = "no_capacity"  // its client's retry lane was full (--retry-concurrency)
-	StopTokenCap    = "token_cap"    // its attempts' tokens had reached the cap (--token-cap)
+	StopAttemptCap  = "attempt_cap"   // its loops had no try left (the policy's caps, or as recorded)
+	StopNoRetryOn   = "no_retry_on"   // the policy never retries its last failure's trigger
+	StopDeadline    = "deadline"      // a retry would have ended past the deadline
+	StopTaskBudget  = "task_budget"   // its task had spent its retries
+	StopNoProgress  = "no_progress"   // two attempts in a row failed the same way
+	StopRetryQuota  = "retry_quota"   // its client's retry quota was empty
+	StopRetryBudget = "retry_budget"  // the retry budget was spent
+	StopNoCapacity  = "no_capacity"   // its client's retry lane was full (--retry-concurrency)
+	StopNotRetried  = "not_retryable" // a hedging client's only attempt failed: it does not retry errors
+	StopTokenCap    = "token_cap"     // its attempts' tokens had reached the cap (--token-cap)
 )
 
 // stoppedBy is why s made no attempt after last: the recorded request's
@@ -721,6 +735,14 @@ func (r *replayer) close(s *replayed) {
 	}
 	recFinal := req.attempts[len(req.attempts)-1]
 	closing := max(0, req.latencyMs-recFinal.endMs)
+	if s.hedgedRun {
+		// Hedged attempts overlap: the request closes after the one
+		// that ended last.
+		closing = req.latencyMs
+		for _, a := range req.attempts {
+			closing = min(closing, max(0, req.latencyMs-a.endMs))
+		}
+	}
 	end := 0.0
 	for _, a := range s.kept {
 		end = max(end, a.endMs)

@@ -103,6 +103,7 @@ func TestEveryNumberFlagRefusesBadValues(t *testing.T) {
 				{"retry-concurrency", kindInt, false, []string{"1000001"}},
 				{"token-cap", kindInt, false, []string{"1000000001"}},
 				{"concurrency", kindInt, false, []string{"1000001"}},
+				{"hedge-delay", kindDuration, true, nil},
 				{"retry-quota", kindFloat, false, []string{"100,0,10,1", "100,5", "100,5,10,-1", "100,5,Inf,1"}},
 				{"backoff", kindDuration, true, []string{"fixed,-1s,8s", "fixed,1s,1000000d", "full-jitter,NaN,8s", "fixed,2s,1s"}},
 			})},

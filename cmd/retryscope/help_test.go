@@ -115,13 +115,14 @@ func TestHelpFitsAndExamplesUseRealFlags(t *testing.T) {
 // command does with the same thing (listed with why).
 func TestSameFlagSameMeaning(t *testing.T) {
 	sameThing := map[string]string{
-		"db":       "run and ingest create the database; report, export and whatif need it",
-		"format":   "each command's output format, with the formats it writes",
-		"output":   "the file each command writes (-o)",
-		"parquet":  "the same Parquet directory: export needs it, run writes it when given",
-		"seed":     "the seed of each command's random draws",
-		"task-key": "the same attribute, used by the report's tasks and by whatif's --per-task-budget",
-		"workers":  "the servers' workers in both; the report estimates them without the flag, the what-if leaves utilisation out",
+		"db":          "run and ingest create the database; report, export and whatif need it",
+		"format":      "each command's output format, with the formats it writes",
+		"hedge-delay": "the wait before the hedge in both: gen's simulated clients', whatif's policy",
+		"output":      "the file each command writes (-o)",
+		"parquet":     "the same Parquet directory: export needs it, run writes it when given",
+		"seed":        "the seed of each command's random draws",
+		"task-key":    "the same attribute, used by the report's tasks and by whatif's --per-task-budget",
+		"workers":     "the servers' workers in both; the report estimates them without the flag, the what-if leaves utilisation out",
 	}
 	seen := map[string]map[string][]string{} // flag -> help -> commands
 	for _, c := range commands() {

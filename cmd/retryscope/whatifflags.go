@@ -19,7 +19,8 @@ const whatifSynopsis = `whatif [--db FILE] [--policy FILE]
        [--max-attempts N|app=N,sdk=M] [--retry-budget RATIO[,WINDOW,FLOOR]]
        [--per-task-budget N] [--deadline D] [--no-retry-on TRIGGER,...]
        [--retry-quota TOKENS[,COST,TIMEOUT_COST,GAIN]|off] [--no-progress]
-       [--retry-concurrency N] [--token-cap N] [--concurrency [first=]N]
+       [--retry-concurrency N] [--hedge-delay D|off] [--token-cap N]
+       [--concurrency [first=]N]
        [--backoff [LAYER=]KIND,BASE,CAP] [--feedback] [--format table|json]
 
 Replay the recorded logical requests under another retry policy and print
@@ -34,6 +35,7 @@ const whatifExamples = `
   retryscope whatif --retry-quota 500
   retryscope whatif --max-attempts 5 --retry-quota off
   retryscope whatif --no-retry-on client_error
+  retryscope whatif --hedge-delay 100ms
   retryscope whatif --max-attempts 1 --feedback
   retryscope whatif --deadline 5s --backoff full-jitter,200ms,8s
   retryscope whatif --per-task-budget 3 --task-key session.id
@@ -57,7 +59,7 @@ the figures.
 // whatifFlags are the command line of a replay: the policy and the format.
 type whatifFlags struct {
 	maxAttempts, budget, quota, lane, noRetryOn, format string
-	perTask, deadline, taskKey, policyFile              string
+	perTask, deadline, taskKey, policyFile, hedgeDelay  string
 	backoff                                             []string
 	seed                                                int64
 	feedback, noProgress                                bool
@@ -78,6 +80,7 @@ func (f *whatifFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.lane, "retry-concurrency", "", "SDK retries in flight at once per client service, apart from first attempts, e.g. 10: a retry that finds them all taken is not made (no_capacity; default: no limit)")
 	fs.StringVar(&f.tokenCap, "token-cap", "", "tokens per request, e.g. 4000: no retry once the input and output tokens of its attempts so far reach it (token_cap; default: no cap)")
 	fs.StringVar(&f.concurrency, "concurrency", "", "attempts in flight at once per client service, first attempts and retries, e.g. 16, or first=N for first attempts only (a first-attempt lane beside --retry-concurrency's): an attempt that finds them all taken waits for one to end (a semaphore around each attempt; default: no limit)")
+	fs.StringVar(&f.hedgeDelay, "hedge-delay", "", "in the segments whose recorded requests hedged (a second attempt while the first ran), start the hedge once the first attempt has run D, e.g. 100ms, or off (no hedges; default: as recorded)")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "stop a call's retries once two of its attempts in a row failed the same way (the same trigger)")
 	fs.StringVar(&f.noRetryOn, "no-retry-on", "", "triggers never retried, e.g. client_error,rate_limited (default: as recorded)")
 	fs.StringVar(&f.perTask, "per-task-budget", "", "retries each task may make in all, e.g. 3 (a task: a trace, or one --task-key value; default: no limit)")
@@ -180,6 +183,11 @@ func (f *whatifFlags) checkPolicy() error {
 	if f.quota != "" {
 		if f.policy.Quota, f.noRecordedQuota, err = whatif.ParseQuotaSetting(f.quota); err != nil {
 			return fmt.Errorf("--retry-quota: %w", err)
+		}
+	}
+	if f.hedgeDelay != "" {
+		if f.policy.HedgeDelay, f.policy.NoHedge, err = whatif.ParseHedgeDelay(f.hedgeDelay); err != nil {
+			return fmt.Errorf("--hedge-delay: %w", err)
 		}
 	}
 	if f.noRetryOn != "" {

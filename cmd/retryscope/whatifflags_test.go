@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -139,5 +140,30 @@ func TestPolicyFileEdges(t *testing.T) {
 	}
 	if _, err := read("big.txt", bytes.Repeat([]byte("# padding\n"), whatif.MaxPolicyFile/10+1)); err == nil || !strings.Contains(err.Error(), "a policy file holds a few lines") {
 		t.Errorf("a file over %d bytes: error %v", whatif.MaxPolicyFile, err)
+	}
+}
+
+// TestHedgeDelayFlag: --hedge-delay from the command line and from a
+// policy file, off and 0 removing the hedges, a bad value naming the file
+// and line.
+func TestHedgeDelayFlag(t *testing.T) {
+	check := func(args []string, file string) (*whatifFlags, error) { return checkFlags(t, args, file) }
+	f, err := check([]string{"--hedge-delay", "100ms"}, "")
+	if err != nil || f.policy.HedgeDelay != 100*time.Millisecond || f.policy.String() != "--hedge-delay 100ms" {
+		t.Errorf("--hedge-delay 100ms: policy %+v, error %v", f.policy, err)
+	}
+	for _, off := range []string{"off", "0"} {
+		if f, err = check([]string{"--hedge-delay", off}, ""); err != nil || !f.policy.NoHedge || f.policy.String() != "--hedge-delay off" {
+			t.Errorf("--hedge-delay %s: policy %+v, error %v", off, f.policy, err)
+		}
+	}
+	if f, err = check(nil, "hedge-delay: 50ms\n"); err != nil || f.policy.HedgeDelay != 50*time.Millisecond {
+		t.Errorf("policy file hedge-delay: 50ms: policy %+v, error %v", f.policy, err)
+	}
+	if _, err := check(nil, "# hedging\nhedge-delay: soon\n"); err == nil || !strings.Contains(err.Error(), "policy.txt:2: hedge-delay: ") {
+		t.Errorf("policy file hedge-delay: soon: error %v", err)
+	}
+	if _, err := check([]string{"--hedge-delay", "-5ms"}, ""); err == nil || !strings.HasPrefix(err.Error(), "--hedge-delay: ") {
+		t.Errorf("--hedge-delay -5ms: error %v", err)
 	}
 }

@@ -373,7 +373,7 @@ func readTraces(ctx context.Context, st *store.Store, keys Keys, progress func(d
 		return err
 	}
 	slices := max(1, (sourceSpans+factsPerSlice-1)/factsPerSlice)
-	_, err := st.ExecSQL(ctx, store.SQL{Name: "rebuild_spans", Text: spanFactsSQL()}, keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model, slices)
+	_, err := st.ExecText(ctx, spanFactsSQL(), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model, slices)
 	if err != nil {
 		return err
 	}

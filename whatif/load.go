@@ -79,7 +79,7 @@ func load(ctx context.Context, st *store.Store, taskKey string, window model.Win
 		text = strings.NewReplacer("/*task:", "", ":task*/", "").Replace(text)
 		args = append(args, taskKey)
 	}
-	rows, err := st.QuerySQL(ctx, store.SQL{Name: "whatif_attempts", Text: text}, args...)
+	rows, err := st.QueryText(ctx, text, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read attempts: %w", err)
 	}
@@ -135,7 +135,7 @@ func load(ctx context.Context, st *store.Store, taskKey string, window model.Win
 // stopped them (whatif_quota_stops).
 func markQuotaStops(ctx context.Context, st *store.Store, window model.Window, reqs []*recRequest) error {
 	lo, hi := window.Bounds()
-	rows, err := st.QuerySQL(ctx, store.SQL{Name: "whatif_quota_stops", Text: queries.Get("whatif_quota_stops")}, lo, hi)
+	rows, err := st.Query(ctx, "whatif_quota_stops", lo, hi)
 	if err != nil {
 		return fmt.Errorf("read retry quota stops: %w", err)
 	}

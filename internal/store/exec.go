@@ -104,21 +104,9 @@ func (s *Store) execText(ctx context.Context, text string, args ...any) (int64, 
 	return res.RowsAffected()
 }
 
-// ExecSQL runs q, the text of a queries/ file that its caller adapted (a
-// test's variant, a clause switched on), and returns the number of rows
-// it affected.
-func (s *Store) ExecSQL(ctx context.Context, q SQL, args ...any) (int64, error) {
-	return s.execText(ctx, q.Text, args...)
-}
-
-// QuerySQL runs q, the text of a queries/ file that its caller adapted, as
-// ExecSQL does, for a query.
-func (s *Store) QuerySQL(ctx context.Context, q SQL, args ...any) (*sql.Rows, error) {
-	return s.conn.QueryContext(ctx, q.Text, args...)
-}
-
-// QueryText runs SQL text that is no file of queries/: a test's own query
-// (internal/testkit), never the product's, which runs named files.
+// QueryText runs SQL text that is no file of queries/ as it stands: a
+// test's own query (internal/testkit), or a query file's text its caller
+// adapted (whatif switches on its --task-key clause).
 func (s *Store) QueryText(ctx context.Context, text string, args ...any) (*sql.Rows, error) {
 	return s.conn.QueryContext(ctx, text, args...)
 }
@@ -130,8 +118,9 @@ func (s *Store) QueryRowText(ctx context.Context, text string, args ...any) *sql
 }
 
 // ExecText runs SQL text that is no file of queries/ and returns the
-// number of rows it affected: a test's own statement, or one a caller must
-// build around a query file's text (export's COPY of an export query).
+// number of rows it affected: a test's own statement, or one a caller
+// builds around or from a query file's text (export's COPY of an export
+// query; the rebuild's span facts, which a test may adapt).
 func (s *Store) ExecText(ctx context.Context, text string, args ...any) (int64, error) {
 	return s.execText(ctx, text, args...)
 }

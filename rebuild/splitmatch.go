@@ -128,7 +128,8 @@ const enoughGaps = 15
 // forPosition returns the gaps after failures at attempt number pos, or,
 // when too few joins reached it, those of the highest attempt number
 // with enough, shifted by the growth per attempt seen from the first to
-// the second; nil when neither is known.
+// the second, for at most maxGrowthSteps attempt numbers; nil when neither
+// is known.
 func (d gapDensity) forPosition(pos int) (samples []float64, shift float64) {
 	own := d["n"+strconv.Itoa(pos)]
 	if len(own) >= enoughGaps {
@@ -154,8 +155,21 @@ func (d gapDensity) forPosition(pos int) (samples []float64, shift float64) {
 	if growth <= 0 {
 		return nil, 0
 	}
-	return hi, float64(pos-from) * growth
+	return hi, float64(min(pos-from, maxGrowthSteps)) * growth
 }
+
+// maxGrowthSteps: how many attempt numbers past the last one with enough
+// joins the growth of the waits is carried. Further on the waits stay
+// where it put them. Real clients cap their backoff (go-retryablehttp's
+// RetryWaitMax, the AWS SDKs' 20 s, openai-node's 8 s), and two steps
+// reach the last wait of the common schedules of five attempts, whose
+// first two retries are what a dump holds enough of. Grown without an
+// end, the waits of chains that a wrong join had already made too long
+// reached seconds that no retry in the dump took, where a busy target
+// always has an unrelated attempt to join: in a go-retryablehttp corpus
+// (6 attempts at most, waits of 30 ms to 1 s), such chains grew to 9
+// attempts with joins 3.9 s and 7.6 s apart, and p95 latency was 13% high.
+const maxGrowthSteps = 2
 
 // sharpEdge finds the densest wait among the sorted log-gaps (the sample
 // whose quarter of the samples nearest to it lie closest) and, when the
@@ -520,12 +534,18 @@ const (
 
 // stationaryWaits marks the gaps (sorted by length) of sharp waits that do
 // not grow with the attempt number: the class took that exact wait at
-// other attempt numbers about as often as at the commonest one (a fifth as
-// often or more, at least twice). An exponential schedule's waits each
-// belong to one attempt number, but for a few joins the round before got
-// the number wrong.
+// other attempt numbers than the commonest one at least twice, and about
+// as often as at the commonest one or in at least half the share of the
+// class's joins that are at other numbers (retries thin out with the
+// attempt number, so a Retry-After taken at every one still piles up at
+// the first). An exponential schedule's waits each belong to one attempt
+// number, but for a few joins the round before got the number wrong.
 func stationaryWaits(gaps []joinedGap) []bool {
 	out := make([]bool, len(gaps))
+	total := map[int]int{}
+	for _, g := range gaps {
+		total[g.pos]++
+	}
 	for i := 0; i < len(gaps); {
 		j := i + 1
 		for j < len(gaps) && gaps[j].x-gaps[j-1].x <= stationaryTolerance {
@@ -533,12 +553,16 @@ func stationaryWaits(gaps []joinedGap) []bool {
 		}
 		if gaps[j-1].x-gaps[i].x <= sharpWidth {
 			byPos := map[int]int{}
-			most := 0
+			most, at := 0, 0
 			for _, g := range gaps[i:j] {
 				byPos[g.pos]++
-				most = max(most, byPos[g.pos])
+				if n := byPos[g.pos]; n > most || n == most && g.pos < at {
+					most, at = n, g.pos
+				}
 			}
-			if other := j - i - most; other >= 2 && 2*other >= most {
+			other := j - i - most
+			elsewhere := 1 - float64(total[at])/float64(len(gaps))
+			if other >= 2 && (2*other >= most || float64(other)/float64(j-i) >= 0.5*elsewhere) {
 				for k := i; k < j; k++ {
 					out[k] = true
 				}

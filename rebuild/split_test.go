@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/retryscope/retryscope/internal/sim"
 	"github.com/retryscope/retryscope/internal/store"
@@ -98,6 +99,26 @@ func TestSplitConcurrent(t *testing.T) {
 				t.Parallel()
 				cfg := shapeConfig([]sim.Shape{sim.ShapeSplit}, 2000, seed)
 				cfg.SplitWorkers = workers
+				st, truth := generated(t, cfg)
+				checkSplitFigures(t, truthFigures(truth), rebuiltFigures(t, st))
+			})
+		}
+	}
+}
+
+// TestSplitConcurrentShortWaits is TestSplitConcurrent with the settings
+// of the go-retryablehttp corpus in testdata/corpora (split-a): up to 6
+// attempts, waits of 30 ms doubling to at most 1 s, so that a Retry-After
+// of 1 s on a 429 or 503 is as long as the longest wait and an outage
+// pushes chains to attempt numbers few joins reach.
+func TestSplitConcurrentShortWaits(t *testing.T) {
+	for _, workers := range []int{2, 4, 8, 16} {
+		for seed := int64(1); seed <= 3; seed++ {
+			t.Run(fmt.Sprintf("workers=%d/seed=%d", workers, seed), func(t *testing.T) {
+				t.Parallel()
+				cfg := shapeConfig([]sim.Shape{sim.ShapeSplit}, 2000, seed)
+				cfg.SplitWorkers = workers
+				cfg.SplitRetry = sim.RetryableSettings{RetryMax: 5, WaitMin: 30 * time.Millisecond, WaitMax: time.Second}
 				st, truth := generated(t, cfg)
 				checkSplitFigures(t, truthFigures(truth), rebuiltFigures(t, st))
 			})

@@ -52,6 +52,9 @@ func registerGen(fs *pflag.FlagSet, c *sim.Config) (finish func() error) {
 	fs.Var(flagval.NewFloat(&c.BigInputs, 0, 0, 1), "big-inputs", fmt.Sprintf("share of requests with %dx the prompt and %dx the output tokens that fail %dx as often (0: none)",
 		sim.BigInputFactor, sim.BigOutputFactor, sim.BigFaultScale))
 	fs.Var(flagval.NewInt(&c.SplitWorkers, 0, 1, sim.MaxSplitWorkers).OrZero("one sequential worker per shard"), "split-workers", "split shape: that many concurrent go-retryablehttp workers on four paths of three hosts, each attempt a trace of its own (0: one sequential worker per shard)")
+	fs.Var(flagval.NewInt(&c.SplitRetry.RetryMax, c.SplitRetry.RetryMax, 0, sim.MaxAttempts-1), "split-retries", "with --split-workers: the workers' RetryMax, retries after the first attempt")
+	fs.Var(flagval.NewDuration(&c.SplitRetry.WaitMin, c.SplitRetry.WaitMin, time.Millisecond, sim.MaxWait), "split-wait-min", "with --split-workers: the workers' RetryWaitMin, the first retry's wait, doubled for each one after")
+	fs.Var(flagval.NewDuration(&c.SplitRetry.WaitMax, c.SplitRetry.WaitMax, time.Millisecond, sim.MaxWait), "split-wait-max", "with --split-workers: the workers' RetryWaitMax, the longest wait (a Retry-After aside)")
 	fs.Var(flagval.NewDuration(&c.FlightBucket, 0, time.Millisecond, sim.MaxWait).OrZero("none"), "flight-bucket", "record in the truth the attempts in flight: the peak, and offered load per bucket of this width, e.g. 1s (0: none)")
 	pathologies := fs.String("pathology", c.Pathologies.String(), `retry-hygiene problems to plant: retry-4xx=SERVICE (its client retries 4xx; `+
 		fmt.Sprint(sim.Retry4xxShare*100)+`% of its requests are bad), ignore-retry-after=SERVICE, lockstep=ROUTE (an outage that fails every attempt at once); "none" for none`)

@@ -293,6 +293,10 @@ type Config struct {
 	// interleave and their attempts, each a trace of its own, are linked
 	// by nothing but time. Config.Rate stays the overall rate.
 	SplitWorkers int
+	// SplitRetry is the retryablehttp workers' policy: RetryMax retries
+	// after the first attempt, waits of WaitMin doubling to at most
+	// WaitMax (the library's defaults: 4, 1 s, 30 s).
+	SplitRetry RetryableSettings
 	// SDKAttributes gives the spans the attribute load of real
 	// OpenTelemetry SDKs, which the speed checks are judged on: every
 	// resource the attributes an SDK and its detectors add (service.version,
@@ -344,10 +348,23 @@ const (
 	BigFaultScale   = 3
 )
 
+// RetryableSettings are a go-retryablehttp client's retry settings: at
+// most RetryMax retries, the nth after a wait of WaitMin·2^(n-1) capped at
+// WaitMax, or the Retry-After of a 429 or 503.
+type RetryableSettings struct {
+	RetryMax         int
+	WaitMin, WaitMax time.Duration
+}
+
+// DefaultRetryable is go-retryablehttp's NewClient: 4 retries, 1 s to 30 s.
+func DefaultRetryable() RetryableSettings {
+	return RetryableSettings{RetryMax: 4, WaitMin: time.Second, WaitMax: 30 * time.Second}
+}
+
 // DefaultConfig is what `retryscope gen` runs with no flags but -o.
 func DefaultConfig() Config {
 	return Config{Seed: 1, Requests: 1000, Start: DefaultStart, Rate: 20,
-		Faults: DefaultFaults(), Policy: DefaultPolicy(), StreamShare: 0.5, BatchSpans: 500}
+		Faults: DefaultFaults(), Policy: DefaultPolicy(), StreamShare: 0.5, BatchSpans: 500, SplitRetry: DefaultRetryable()}
 }
 
 // isShare reports whether v is a share, from 0 to 1 (NaN is not).
@@ -445,6 +462,12 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.SplitWorkers < 0 || c.SplitWorkers > 1000 {
 		return c, fmt.Errorf("split workers must be from 0 to 1000")
+	}
+	if r := c.SplitRetry; r == (RetryableSettings{}) {
+		c.SplitRetry = DefaultRetryable()
+	} else if r.RetryMax < 0 || r.RetryMax >= MaxAttempts || r.WaitMin <= 0 || r.WaitMax < r.WaitMin || r.WaitMax > MaxWait {
+		return c, fmt.Errorf("split retry settings %d retries, waits %s to %s: want 0 to %d retries and 0 < min <= max <= %s",
+			r.RetryMax, r.WaitMin, r.WaitMax, MaxAttempts-1, MaxWait)
 	}
 	p := &c.Policy
 	if p.Kind == "" {

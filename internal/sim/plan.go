@@ -294,9 +294,9 @@ func retryableRoutes() []*route {
 
 // assignRetryableWorkers hands the split requests round-robin to
 // Config.SplitWorkers workers of one go-retryablehttp client (DefaultRetryPolicy
-// and DefaultBackoff: up to 5 attempts, 1 s doubling to at most 30 s,
-// Retry-After honoured on 429 and 503; connection errors, 429 and 5xx
-// are retried, other 4xx not). Each call goes to one of four targets on
+// and DefaultBackoff with Config.SplitRetry, by default up to 5 attempts,
+// 1 s doubling to at most 30 s; Retry-After honoured on 429 and 503;
+// connection errors, 429 and 5xx are retried, other 4xx not). Each call goes to one of four targets on
 // three hosts; a bad request there is a 409 Conflict.
 func (p *planner) assignRetryableWorkers(split []*simRequest) {
 	workers := make([]*splitWorker, p.cfg.SplitWorkers)
@@ -319,11 +319,12 @@ func (p *planner) assignRetryableWorkers(split []*simRequest) {
 		if r.clientErrorStatus != 0 {
 			r.clientErrorStatus = 409
 		}
-		tries := 5
+		set := p.cfg.SplitRetry
+		tries := set.RetryMax + 1
 		if r.arm == ArmNoRetry {
 			tries = 1
 		}
-		r.layers = []layerSpec{{maxTries: tries, kind: policyExponential, baseMs: 1000, capMs: 30000, retryOn: transient}}
+		r.layers = []layerSpec{{maxTries: tries, kind: policyExponential, baseMs: msOf(set.WaitMin), capMs: msOf(set.WaitMax), retryOn: transient}}
 		r.thinkMeanMs = float64(p.cfg.SplitWorkers) / p.cfg.Rate * 1000
 	}
 }

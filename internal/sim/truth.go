@@ -83,6 +83,11 @@ type Params struct {
 	Counterfactual bool    `json:"counterfactual,omitempty"`
 	BigInputs      float64 `json:"big_inputs,omitempty"`
 	SplitWorkers   int     `json:"split_workers,omitempty"`
+	// The split workers' retry settings, when split_workers has other
+	// than go-retryablehttp's defaults (4 retries, waits of 1 s to 30 s).
+	SplitRetries   int     `json:"split_retries,omitempty"`
+	SplitWaitMinMs float64 `json:"split_wait_min_ms,omitempty"`
+	SplitWaitMaxMs float64 `json:"split_wait_max_ms,omitempty"`
 	Pathologies    string  `json:"pathologies,omitempty"`
 	DeadlineMs     float64 `json:"deadline_ms,omitempty"`
 	AbandonStreams float64 `json:"abandon_streams,omitempty"`
@@ -185,6 +190,9 @@ func paramsOf(cfg Config) Params {
 		DeadlineMs: msOf(cfg.Deadline), AbandonStreams: cfg.AbandonStreams, NoRetry4xx: p.NoRetry4xx, DeadlineAdmit: p.DeadlineAdmit, CRN: cfg.CRN}
 	if pa := cfg.Pathologies.String(); pa != "none" {
 		params.Pathologies = pa
+	}
+	if r := cfg.SplitRetry; cfg.SplitWorkers > 0 && r != (RetryableSettings{}) && r != DefaultRetryable() {
+		params.SplitRetries, params.SplitWaitMinMs, params.SplitWaitMaxMs = r.RetryMax, msOf(r.WaitMin), msOf(r.WaitMax)
 	}
 	return params
 }

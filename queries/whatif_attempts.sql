@@ -35,6 +35,8 @@
 --   model               its model ('' when unknown)
 --   outcome_detail      what ended the request (requests.outcome_detail),
 --                       '' when nothing says
+--   input_tokens, output_tokens  the attempt's, 0 when unknown (its
+--                       spend; tokens is their sum)
 SELECT r.request_id,
        coalesce(r.service, '(unset)'), coalesce(r.operation, '(unset)'), coalesce(r.route, '(unset)'),
        r.start_ns, r.end_ns, r.latency_ms, r.outcome = 'ok',
@@ -49,7 +51,8 @@ SELECT r.request_id,
                                       '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#]+)', 1), ''),
                 sa.attributes['server.address'] || coalesce(':' || sa.attributes['server.port'], ''), ''),
        coalesce(a.model, ''),
-       coalesce(r.outcome_detail, '')
+       coalesce(r.outcome_detail, ''),
+       coalesce(a.input_tokens, 0), coalesce(a.output_tokens, 0)
 FROM requests r
 JOIN attempts a ON a.request_id = r.request_id
 LEFT JOIN spans sa ON sa.trace_id = a.trace_id AND sa.span_id = a.span_id

@@ -305,6 +305,9 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 		opt.step(5)
 		wopt := opt.Whatif.Options
 		wopt.Window, wopt.TaskKey = opt.Window, cmp.Or(wopt.TaskKey, opt.Segments.TaskKey)
+		if wopt.Prices == nil {
+			wopt.Prices = spec.Prices
+		}
 		if rep.Whatif, err = whatif.Replay(ctx, st, opt.Whatif.Policy, wopt); err != nil {
 			return nil, fmt.Errorf("whatif: %w", err)
 		}

@@ -149,7 +149,7 @@ func TestClosedLoopReplay(t *testing.T) {
 func TestGenIsOpenLoop(t *testing.T) {
 	for name, cfg := range map[string]sim.Config{"calm": calm(func(*sim.Policy) {}), "nested": nested(func(*sim.Policy) {}), "storm": storm(func(*sim.Policy) {})} {
 		st, _ := workload.Rebuilt(t, cfg)
-		reqs, err := load(context.Background(), st, "", model.Window{})
+		reqs, err := load(context.Background(), st, "", model.Window{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,7 @@ func tracesRequests(t *testing.T, path string) []*recRequest {
 	if err := rebuild.Rebuild(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	reqs, err := load(ctx, st, "", model.Window{})
+	reqs, err := load(ctx, st, "", model.Window{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,11 @@ type Figures struct {
 	P99 *float64 `json:"p99_ms"`
 	// Tokens are the input and output tokens of every attempt.
 	Tokens int64 `json:"tokens"`
+	// SpendUSD is what the attempts' tokens cost at their models' prices
+	// (Options.Prices), absent when no attempt's model has one. A modeled
+	// request's tokens are priced at its recorded spend per token, or its
+	// segment's when it recorded none.
+	SpendUSD *float64 `json:"spend_usd,omitempty"`
 	// OfferedLoad is λ·S: attempts in flight on average over the recorded
 	// span of time.
 	OfferedLoad float64 `json:"offered_load"`
@@ -80,6 +85,8 @@ type outcome struct {
 	ok        bool
 	latencyMs float64
 	tokens    int64
+	usd       float64
+	priced    bool // some of its tokens have a price
 	busyMs    float64
 	failedBy  string     // why it failed; "" when it succeeded
 	spans     [][2]int64 // its attempts' starts and ends, Unix ns
@@ -89,6 +96,8 @@ func recordedOutcome(r *recRequest) outcome {
 	o := outcome{attempts: len(r.attempts), ok: r.ok, latencyMs: r.latencyMs}
 	for _, a := range r.attempts {
 		o.tokens += a.tokens
+		o.usd += a.usd
+		o.priced = o.priced || a.priced
 		o.busyMs += a.endMs - a.startMs
 		o.spans = append(o.spans, [2]int64{r.startNs + int64(a.startMs*1e6), r.startNs + int64(a.endMs*1e6)})
 	}
@@ -98,12 +107,16 @@ func recordedOutcome(r *recRequest) outcome {
 	return o
 }
 
-func modeledOutcome(s *replayed) outcome {
+// modeledOutcome is s's end; its tokens cost usdPerToken when priced.
+func modeledOutcome(s *replayed, usdPerToken float64, priced bool) outcome {
 	o := outcome{attempts: len(s.kept), ok: s.ok, latencyMs: s.latencyMs}
 	for _, a := range s.kept {
 		o.tokens += a.tokens
 		o.busyMs += a.endMs - a.startMs
 		o.spans = append(o.spans, [2]int64{s.startNs + int64(a.startMs*1e6), s.startNs + int64(a.endMs*1e6)})
+	}
+	if priced {
+		o.usd, o.priced = float64(o.tokens)*usdPerToken, true
 	}
 	if !s.ok {
 		o.failedBy = s.stop
@@ -130,9 +143,13 @@ func figures(outs []outcome, spanMs float64) Figures {
 	var busy float64
 	f.FailedBy = map[string]int{}
 	lat := make([]float64, 0, len(outs))
+	var usd float64
+	var priced bool
 	for _, o := range outs {
 		f.Attempts += o.attempts
 		f.Tokens += o.tokens
+		usd += o.usd
+		priced = priced || o.priced
 		busy += o.busyMs
 		lat = append(lat, o.latencyMs)
 		if !o.ok {
@@ -158,7 +175,29 @@ func figures(outs []outcome, spanMs float64) Figures {
 		f.OfferedLoad = busy / spanMs
 	}
 	f.PeakInFlight = attemptsAtOnce(outs)
+	if priced {
+		f.SpendUSD = &usd
+	}
 	return f
+}
+
+// spendRate is spend per token: USD over the tokens priced.
+type spendRate struct{ usd, tokens float64 }
+
+func (s *spendRate) add(r *recRequest) {
+	for _, a := range r.attempts {
+		if a.priced && a.tokens > 0 {
+			s.usd, s.tokens = s.usd+a.usd, s.tokens+float64(a.tokens)
+		}
+	}
+}
+
+// perToken is USD per token, and whether any priced tokens were seen.
+func (s spendRate) perToken() (float64, bool) {
+	if s.tokens == 0 {
+		return 0, false
+	}
+	return s.usd / s.tokens, true
 }
 
 // measure compares the recorded requests with their replay, overall and
@@ -175,6 +214,11 @@ func measure(reqs []*recRequest, reps []*replayed, policy Policy, withFeedback b
 		res.Assumptions = append(res.Assumptions, fallbackAssumption)
 	}
 	res.Assumptions = append(res.Assumptions, closedLoopAssumptions(l)...)
+	if slices.ContainsFunc(reqs, func(r *recRequest) bool {
+		return slices.ContainsFunc(r.attempts, func(a recAttempt) bool { return a.priced })
+	}) {
+		res.Assumptions = append(res.Assumptions, spendAssumption)
+	}
 	if len(reqs) == 0 {
 		return res
 	}
@@ -185,8 +229,21 @@ func measure(reqs []*recRequest, reps []*replayed, policy Policy, withFeedback b
 	spanMs := float64(hi-lo) / 1e6
 	var allRec, allMod []outcome
 	recBy, modBy := map[Segment][]outcome{}, map[Segment][]outcome{}
+	segRate := map[Segment]*spendRate{}
+	for _, r := range reqs {
+		if segRate[r.seg] == nil {
+			segRate[r.seg] = &spendRate{}
+		}
+		segRate[r.seg].add(r)
+	}
 	for i, r := range reqs {
-		rec, mod := recordedOutcome(r), modeledOutcome(reps[i])
+		var own spendRate
+		own.add(r)
+		rate, priced := own.perToken()
+		if !priced {
+			rate, priced = segRate[r.seg].perToken()
+		}
+		rec, mod := recordedOutcome(r), modeledOutcome(reps[i], rate, priced)
 		allRec, allMod = append(allRec, rec), append(allMod, mod)
 		recBy[r.seg], modBy[r.seg] = append(recBy[r.seg], rec), append(modBy[r.seg], mod)
 	}
@@ -201,6 +258,9 @@ func measure(reqs []*recRequest, reps []*replayed, policy Policy, withFeedback b
 	})
 	return res
 }
+
+// spendAssumption is how the replay prices what the policy spends.
+const spendAssumption = "spend: a recorded attempt's input and output tokens at its model's price (--prices over the built-in list prices); a modeled request's tokens at the spend per token its recorded attempts had, or its segment's where they had no tokens"
 
 // fallbackAssumption is what the replay takes for granted of requests
 // with a fallback try.

@@ -39,6 +39,10 @@ type recAttempt struct {
 	retryAfterMs float64
 	// target is where it went: its endpoint (host:port) and model.
 	target string
+	// usd is its input and output tokens at its model's price, and
+	// priced whether there was one (Options.Prices).
+	usd    float64
+	priced bool
 	// fallback marks an attempt of the request's fallback try
 	// (markFallback).
 	fallback bool
@@ -71,7 +75,7 @@ type quotaStop struct {
 // in start order; a
 // request's task is the value of the taskKey attribute of its anchor span
 // ("" for its trace).
-func load(ctx context.Context, st *store.Store, taskKey string, window model.Window) ([]*recRequest, error) {
+func load(ctx context.Context, st *store.Store, taskKey string, window model.Window, prices model.Prices) ([]*recRequest, error) {
 	lo, hi := window.Bounds()
 	text, args := queries.Get("whatif_attempts"), []any{lo, hi}
 	if taskKey != "" {
@@ -95,11 +99,15 @@ func load(ctx context.Context, st *store.Store, taskKey string, window model.Win
 			start, end      int64
 			gap             sql.NullFloat64
 			endpoint, model string
+			input, output   int64
 		)
 		if err := rows.Scan(&r.id, &r.seg.Service, &r.seg.Operation, &r.seg.Route, &r.startNs, &r.endNs, &r.latencyMs, &r.ok,
 			&ordinal, &tries, &start, &end, &a.route, &a.ok, &a.trigger, &gap, &a.tokens, &a.hiddenMs, &a.retryAfterMs, &r.task,
-			&endpoint, &model, &r.detail); err != nil {
+			&endpoint, &model, &r.detail, &input, &output); err != nil {
 			return nil, fmt.Errorf("read attempts: %w", err)
+		}
+		if p, ok := prices.Lookup(model); ok && model != "" {
+			a.usd, a.priced = p.Cost(input, output), true
 		}
 		if endpoint != "" || model != "" {
 			a.target = endpoint + " " + model

@@ -37,6 +37,9 @@ type Options struct {
 	// clients showed (RecordedQuota): --retry-quota off. A policy's Quota
 	// replaces them anyway.
 	NoRecordedQuota bool
+	// Prices price the attempts' tokens by model, for Figures.SpendUSD;
+	// nil prices nothing.
+	Prices model.Prices
 }
 
 // modAttempt is one attempt of the modeled request; times are ms after the
@@ -128,7 +131,7 @@ type replayer struct {
 // the segment's recorded attempts with the same tries. With
 // opts.Feedback, recorded attempts also answer the load the policy offers.
 func Replay(ctx context.Context, st *store.Store, policy Policy, opts Options) (*Result, error) {
-	reqs, err := load(ctx, st, opts.TaskKey, opts.Window)
+	reqs, err := load(ctx, st, opts.TaskKey, opts.Window, opts.Prices)
 	if err != nil {
 		return nil, err
 	}

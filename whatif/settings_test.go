@@ -127,14 +127,14 @@ func TestPredictsBackoffAndRaisedCap(t *testing.T) {
 // requests of the first minute are left out of the comparison.
 func TestPredictsDeadline(t *testing.T) {
 	recorded, _ := workload.Rebuilt(t, explicitCalm(func(*sim.Config) {}))
-	reqs, err := load(t.Context(), recorded, "", model.Window{})
+	reqs, err := load(t.Context(), recorded, "", model.Window{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	from := reqs[0].startNs + int64(time.Minute)
 	for _, d := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
 		st, _ := workload.Rebuilt(t, explicitCalm(func(c *sim.Config) { c.Deadline, c.Policy.DeadlineAdmit = d, true }))
-		rerun, err := load(t.Context(), st, "", model.Window{})
+		rerun, err := load(t.Context(), st, "", model.Window{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func TestPredictsDeadline(t *testing.T) {
 		var pred []outcome
 		for _, s := range out {
 			if s.req.startNs >= from {
-				pred = append(pred, modeledOutcome(s))
+				pred = append(pred, modeledOutcome(s, 0, false))
 			}
 		}
 		checkPrediction(t, "deadline "+d.String(), figures(pred, 1), figures(want, 1), 0.10, 0.005, 0.10)
@@ -170,7 +170,7 @@ func TestPerTaskBudgetByKey(t *testing.T) {
 	st, _ := workload.Rebuilt(t, cfg)
 	retries := map[string]int{}
 	for _, key := range []string{"", "gen_ai.request.model"} {
-		reqs, err := load(t.Context(), st, key, model.Window{})
+		reqs, err := load(t.Context(), st, key, model.Window{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +198,7 @@ func TestPerTaskBudgetByKey(t *testing.T) {
 // TestReplayWindow: a window replays the requests starting in it alone.
 func TestReplayWindow(t *testing.T) {
 	st, _ := workload.Rebuilt(t, explicitCalm(func(*sim.Config) {}))
-	all, err := load(t.Context(), st, "", model.Window{})
+	all, err := load(t.Context(), st, "", model.Window{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestReplayWindow(t *testing.T) {
 // replay's times.
 func TestUnchangedBookkeeping(t *testing.T) {
 	st, _ := workload.Rebuilt(t, nested(func(*sim.Policy) {}))
-	reqs, err := load(t.Context(), st, "", model.Window{})
+	reqs, err := load(t.Context(), st, "", model.Window{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,6 +119,9 @@ func overallTable(r Row) texttab.Table {
 	}
 	add("tokens", texttab.Value(texttab.Count, float64(rec.Tokens)), texttab.Value(texttab.Count, float64(mod.Tokens)),
 		change(ptr(float64(rec.Tokens)), ptr(float64(mod.Tokens))))
+	if rec.SpendUSD != nil || mod.SpendUSD != nil {
+		add("spend", texttab.Maybe(texttab.USD, rec.SpendUSD), texttab.Maybe(texttab.USD, mod.SpendUSD), change(rec.SpendUSD, mod.SpendUSD))
+	}
 	add("offered load λ·S", texttab.Value(texttab.Decimal, rec.OfferedLoad), texttab.Value(texttab.Decimal, mod.OfferedLoad),
 		change(&rec.OfferedLoad, &mod.OfferedLoad))
 	if rec.Utilisation != nil {

@@ -77,7 +77,7 @@ func (r *reportFlags) Register(fs *pflag.FlagSet, outputFlag string) {
 		"servers' concurrent workers the offered load λ·S is set against: utilisation λ·S/N (default: estimated from the plateau of attempts in flight)")
 }
 
-// pricesHelp is the help of --prices, which report, run and export share:
+// pricesHelp is the help of --prices, which report, run, export and whatif share:
 // the report's spend and the Parquet's are priced by the same table.
 const pricesHelp = `price table for spend: JSON {"model": {"input_per_mtok": 2.5, "output_per_mtok": 10}}, USD per 1M tokens, over the built-in list prices (default: built-in only)`
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/retryscope/retryscope/pipeline"
+	"github.com/retryscope/retryscope/report"
 )
 
 // runWhatif is "retryscope whatif".
@@ -14,6 +15,7 @@ func runWhatif(ctx context.Context, e env, args []string) error {
 	db.register(fs, false)
 	var wf whatifFlags
 	wf.register(fs)
+	prices := fs.String("prices", "", pricesHelp)
 	var rb rebuildFlags
 	rb.register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {
@@ -21,6 +23,13 @@ func runWhatif(ctx context.Context, e env, args []string) error {
 	}
 	if err := wf.check(fs.Args()); err != nil {
 		return &usageError{"whatif", err}
+	}
+	wf.prices = report.DefaultPrices()
+	if *prices != "" {
+		var err error
+		if wf.prices, err = loadPrices(*prices); err != nil {
+			return &usageError{"whatif", err}
+		}
 	}
 	rbOpt, err := rb.options()
 	if err != nil {

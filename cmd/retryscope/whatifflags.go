@@ -10,6 +10,7 @@ import (
 
 	"github.com/retryscope/retryscope/internal/flagval"
 	"github.com/retryscope/retryscope/internal/store"
+	"github.com/retryscope/retryscope/model"
 	"github.com/retryscope/retryscope/report"
 	"github.com/retryscope/retryscope/whatif"
 )
@@ -69,7 +70,10 @@ type whatifFlags struct {
 	policy          whatif.Policy
 	tokenCap        string
 	concurrency     string
-	fs              *pflag.FlagSet
+	// prices price the replay's spend: --prices over the built-in list
+	// prices (whatif sets them; a report's --whatif takes the report's).
+	prices model.Prices
+	fs     *pflag.FlagSet
 }
 
 // register adds the flags to fs.
@@ -247,5 +251,6 @@ func whatifReportBlock(path string) (*report.Replay, error) {
 
 // options are the replay's options the flags give.
 func (f *whatifFlags) options() whatif.Options {
-	return whatif.Options{Seed: f.seed, Feedback: f.feedback, TaskKey: f.taskKey, Workers: f.workers, NoRecordedQuota: f.noRecordedQuota}
+	return whatif.Options{Seed: f.seed, Feedback: f.feedback, TaskKey: f.taskKey, Workers: f.workers, NoRecordedQuota: f.noRecordedQuota,
+		Prices: f.prices}
 }

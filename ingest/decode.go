@@ -296,8 +296,8 @@ func clean(s string) string {
 }
 
 // textWriter adds attribute maps, events and links to a batch. Every
-// attribute value is text (see the README's spans schema); a map keeps one
-// value per key, the last, as pdata's Get does.
+// attribute value is text (see docs/parquet.md, "Database schema"); a map
+// keeps one value per key, the last, as pdata's Get does.
 type textWriter struct {
 	b      *store.SpanBatch
 	keys   []string

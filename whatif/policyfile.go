@@ -58,7 +58,8 @@ func ReadPolicyFile(r io.Reader, name string) ([]Setting, error) {
 		case value == "":
 			return nil, fmt.Errorf("%s: %s has no value", at, key)
 		}
-		sets, err := checkSetting(key, value)
+		var check Settings
+		sets, err := check.Set(key, value)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", at, key, err)
 		}
@@ -71,36 +72,63 @@ func ReadPolicyFile(r io.Reader, name string) ([]Setting, error) {
 	return out, nil
 }
 
-// checkSetting checks a policy file's value for name and returns what it
-// sets: the name, or for a backoff "backoff LAYER".
-func checkSetting(name, value string) (string, error) {
-	var err error
+// Settings are what a replay is asked for, as a policy file's lines or
+// the command line's flags give it: the policy, and the options that a
+// policy file may set too.
+type Settings struct {
+	Policy   Policy
+	Feedback bool
+	TaskKey  string
+	// NoRecordedQuota: retry-quota off (Options.NoRecordedQuota).
+	NoRecordedQuota bool
+}
+
+// Set parses value as the setting name, one of PolicyKeys, and applies
+// it, a later value of a setting replacing an earlier one. It returns the
+// key it set: the name, or for a backoff "backoff LAYER" (each layer's is
+// its own).
+func (s *Settings) Set(name, value string) (key string, err error) {
+	p := &s.Policy
 	switch name {
 	case "max-attempts":
-		_, _, _, err = ParseMaxAttemptsFallback(value)
+		p.Inner, p.App, p.NoFallback, err = ParseMaxAttemptsFallback(value)
 	case "retry-budget":
-		_, err = ParseBudget(value)
+		p.Budget, err = ParseBudget(value)
 	case "retry-quota":
-		_, _, err = ParseQuotaSetting(value)
+		p.Quota, s.NoRecordedQuota, err = ParseQuotaSetting(value)
 	case "retry-concurrency":
-		_, err = ParseRetryLane(value)
+		p.RetryLane, err = ParseRetryLane(value)
 	case "concurrency":
-		_, _, err = ParseConcurrency(value)
+		p.Concurrency, p.ConcurrencyFirst, err = ParseConcurrency(value)
 	case "token-cap":
-		_, err = ParseTokenCap(value)
+		p.TokenCap, err = ParseTokenCap(value)
 	case "per-task-budget":
-		_, err = ParsePerTaskBudget(value)
+		p.PerTaskBudget, err = ParsePerTaskBudget(value)
+	case "task-key":
+		s.TaskKey = value
 	case "deadline":
-		_, err = ParseDeadline(value)
+		p.Deadline, err = ParseDeadline(value)
 	case "hedge-delay":
-		_, _, err = ParseHedgeDelay(value)
+		p.HedgeDelay, p.NoHedge, err = ParseHedgeDelay(value)
 	case "no-retry-on":
-		_, err = ParseTriggers(value)
-	case "feedback", "no-progress":
-		_, err = strconv.ParseBool(value)
+		p.NoRetryOn, err = ParseTriggers(value)
+	case "feedback":
+		s.Feedback, err = strconv.ParseBool(value)
+	case "no-progress":
+		p.NoProgress, err = strconv.ParseBool(value)
 	case "backoff":
-		layer, _, err := ParseBackoff(value)
-		return name + " " + layer, err
+		layer, b, err := ParseBackoff(value)
+		if err != nil {
+			return name, err
+		}
+		if layer == "app" {
+			p.AppBackoff = b
+		} else {
+			p.InnerBackoff = b
+		}
+		return name + " " + layer, nil
+	default:
+		return name, fmt.Errorf("unknown setting %q (want one of %s)", name, strings.Join(PolicyKeys, ", "))
 	}
 	return name, err
 }

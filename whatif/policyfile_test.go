@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -33,5 +34,35 @@ func TestReadPolicyFile(t *testing.T) {
 		if _, err := ReadPolicyFile(strings.NewReader(in), "p.txt"); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%.30q: error %v, want %q", in, err, msg)
 		}
+	}
+}
+
+// TestSettingsSetEveryKey: every policy-file key is a setting Set
+// applies (a key added to PolicyKeys without its case fails here), the
+// value landing in the policy or options, and another name is refused.
+func TestSettingsSetEveryKey(t *testing.T) {
+	values := map[string]string{
+		"max-attempts": "app=2,sdk=3", "retry-budget": "0.1", "retry-quota": "500", "retry-concurrency": "4",
+		"token-cap": "4000", "concurrency": "first=8", "no-progress": "true", "hedge-delay": "100ms",
+		"per-task-budget": "3", "task-key": "session.id", "deadline": "5s", "no-retry-on": "client_error",
+		"backoff": "app=fixed,1s,1s", "feedback": "true",
+	}
+	for _, k := range PolicyKeys {
+		v, ok := values[k]
+		if !ok {
+			t.Errorf("no test value for %s", k)
+			continue
+		}
+		var s Settings
+		if _, err := s.Set(k, v); err != nil {
+			t.Errorf("%s: %s: %v", k, v, err)
+		}
+		if reflect.DeepEqual(s, Settings{}) {
+			t.Errorf("%s: %s changed nothing", k, v)
+		}
+	}
+	var s Settings
+	if _, err := s.Set("max-attempt", "2"); err == nil {
+		t.Error("an unknown setting was taken")
 	}
 }

@@ -99,9 +99,9 @@ func (f *whatifFlags) register(fs *pflag.FlagSet) {
 	f.fs = fs
 }
 
-// readPolicyFile sets, from the policy file, every policy flag not given
-// on the command line.
-func (f *whatifFlags) readPolicyFile() error {
+// readPolicyFile applies to set the policy file's settings that the
+// command line does not give.
+func (f *whatifFlags) readPolicyFile(set *whatif.Settings) error {
 	fi, err := os.Stat(f.policyFile)
 	if err != nil {
 		return err
@@ -133,7 +133,7 @@ func (f *whatifFlags) readPolicyFile() error {
 		if given[st.Key] {
 			continue
 		}
-		if err := f.fs.Set(st.Name, st.Value); err != nil {
+		if _, err := set.Set(st.Name, st.Value); err != nil {
 			return fmt.Errorf("%s:%d: %s: %w", f.policyFile, st.Line, st.Name, err)
 		}
 	}
@@ -151,75 +151,32 @@ func (f *whatifFlags) check(args []string) error {
 	return f.checkPolicy()
 }
 
+// checkPolicy reads the policy file and the flags into the policy and
+// the options they set, a flag given on the command line over the file's
+// line (whatif.Settings parses both).
 func (f *whatifFlags) checkPolicy() error {
-	var err error
+	var set whatif.Settings
 	if f.policyFile != "" {
-		if err := f.readPolicyFile(); err != nil {
+		if err := f.readPolicyFile(&set); err != nil {
 			return fmt.Errorf("--policy: %w", err)
 		}
 	}
-	if f.maxAttempts != "" {
-		if f.policy.Inner, f.policy.App, f.policy.NoFallback, err = whatif.ParseMaxAttemptsFallback(f.maxAttempts); err != nil {
-			return fmt.Errorf("--max-attempts: %w", err)
+	for _, k := range whatif.PolicyKeys {
+		if k == "backoff" {
+			for _, v := range f.backoff {
+				if _, err := set.Set(k, v); err != nil {
+					return fmt.Errorf("--backoff: %w", err)
+				}
+			}
+			continue
+		}
+		if fl := f.fs.Lookup(k); fl != nil && fl.Changed {
+			if _, err := set.Set(k, fl.Value.String()); err != nil {
+				return fmt.Errorf("--%s: %w", k, err)
+			}
 		}
 	}
-	if f.budget != "" {
-		if f.policy.Budget, err = whatif.ParseBudget(f.budget); err != nil {
-			return fmt.Errorf("--retry-budget: %w", err)
-		}
-	}
-	f.policy.NoProgress = f.noProgress
-	if f.lane != "" {
-		if f.policy.RetryLane, err = whatif.ParseRetryLane(f.lane); err != nil {
-			return fmt.Errorf("--retry-concurrency: %w", err)
-		}
-	}
-	if f.concurrency != "" {
-		if f.policy.Concurrency, f.policy.ConcurrencyFirst, err = whatif.ParseConcurrency(f.concurrency); err != nil {
-			return fmt.Errorf("--concurrency: %w", err)
-		}
-	}
-	if f.tokenCap != "" {
-		if f.policy.TokenCap, err = whatif.ParseTokenCap(f.tokenCap); err != nil {
-			return fmt.Errorf("--token-cap: %w", err)
-		}
-	}
-	if f.quota != "" {
-		if f.policy.Quota, f.noRecordedQuota, err = whatif.ParseQuotaSetting(f.quota); err != nil {
-			return fmt.Errorf("--retry-quota: %w", err)
-		}
-	}
-	if f.hedgeDelay != "" {
-		if f.policy.HedgeDelay, f.policy.NoHedge, err = whatif.ParseHedgeDelay(f.hedgeDelay); err != nil {
-			return fmt.Errorf("--hedge-delay: %w", err)
-		}
-	}
-	if f.noRetryOn != "" {
-		if f.policy.NoRetryOn, err = whatif.ParseTriggers(f.noRetryOn); err != nil {
-			return fmt.Errorf("--no-retry-on: %w", err)
-		}
-	}
-	if f.perTask != "" {
-		if f.policy.PerTaskBudget, err = whatif.ParsePerTaskBudget(f.perTask); err != nil {
-			return fmt.Errorf("--per-task-budget: %w", err)
-		}
-	}
-	if f.deadline != "" {
-		if f.policy.Deadline, err = whatif.ParseDeadline(f.deadline); err != nil {
-			return fmt.Errorf("--deadline: %w", err)
-		}
-	}
-	for _, s := range f.backoff {
-		layer, b, err := whatif.ParseBackoff(s)
-		if err != nil {
-			return fmt.Errorf("--backoff: %w", err)
-		}
-		if layer == "app" {
-			f.policy.AppBackoff = b
-		} else {
-			f.policy.InnerBackoff = b
-		}
-	}
+	f.policy, f.feedback, f.taskKey, f.noRecordedQuota = set.Policy, set.Feedback, set.TaskKey, set.NoRecordedQuota
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/retryscope/retryscope/model"
+	"github.com/retryscope/retryscope/queries"
 )
 
 // A directory of small files (a Collector with rotation writes one every
@@ -159,9 +160,9 @@ func (s *Store) storeWhole(ctx context.Context, files []WholeFile, first int64, 
 		spans += files[i].Spans()
 	}
 	if len(batches) > 0 {
-		n, err := s.loadSpans(ctx, batches)
+		n, err := s.load(ctx, batches, queries.Get("load_spans"))
 		if err != nil {
-			return err
+			return fmt.Errorf("load staged spans: %w", err)
 		}
 		if n != spans {
 			return fmt.Errorf("load staged spans: %d stored of %d", n, spans)

@@ -21,7 +21,7 @@
 --                       "How retries are recognised")
 --   gap_before_ms       start minus the latest end of earlier attempts
 --                       (NULL for the first)
---   tokens              its input and output tokens
+--   input_tokens, output_tokens  the attempt's, 0 when unknown
 --   hidden_work_ms      server time after the client abandoned it
 --   retry_after_ms      the wait its answer asked for (Retry-After), 0
 --                       when none
@@ -35,15 +35,13 @@
 --   model               its model ('' when unknown)
 --   outcome_detail      what ended the request (requests.outcome_detail),
 --                       '' when nothing says
---   input_tokens, output_tokens  the attempt's, 0 when unknown (its
---                       spend; tokens is their sum)
 SELECT r.request_id,
        coalesce(r.service, '(unset)'), coalesce(r.operation, '(unset)'), coalesce(r.route, '(unset)'),
        r.start_ns, r.end_ns, r.latency_ms, r.outcome = 'ok',
        a.ordinal, coalesce(array_to_string(a.tries, ','), ''),
        a.start_ns, a.end_ns, coalesce(a.route, ''), a.outcome = 'ok', coalesce(a.trigger, ''),
        a.gap_before_ms,
-       coalesce(a.input_tokens, 0) + coalesce(a.output_tokens, 0),
+       coalesce(a.input_tokens, 0), coalesce(a.output_tokens, 0),
        a.hidden_work_ms,
        coalesce(a.retry_after_s, 0) * 1000,
        coalesce(/*task: s.attributes[$3], :task*/ r.trace_id),
@@ -51,8 +49,7 @@ SELECT r.request_id,
                                       '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#]+)', 1), ''),
                 sa.attributes['server.address'] || coalesce(':' || sa.attributes['server.port'], ''), ''),
        coalesce(a.model, ''),
-       coalesce(r.outcome_detail, ''),
-       coalesce(a.input_tokens, 0), coalesce(a.output_tokens, 0)
+       coalesce(r.outcome_detail, '')
 FROM requests r
 JOIN attempts a ON a.request_id = r.request_id
 LEFT JOIN spans sa ON sa.trace_id = a.trace_id AND sa.span_id = a.span_id

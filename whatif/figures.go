@@ -229,17 +229,21 @@ func measure(reqs []*recRequest, reps []*replayed, policy Policy, withFeedback b
 	spanMs := float64(hi-lo) / 1e6
 	var allRec, allMod []outcome
 	recBy, modBy := map[Segment][]outcome{}, map[Segment][]outcome{}
+	// Each request's spend per token, and its segment's for the requests
+	// that recorded none.
+	own := make([]spendRate, len(reqs))
 	segRate := map[Segment]*spendRate{}
-	for _, r := range reqs {
-		if segRate[r.seg] == nil {
-			segRate[r.seg] = &spendRate{}
+	for i, r := range reqs {
+		own[i].add(r)
+		seg := segRate[r.seg]
+		if seg == nil {
+			seg = &spendRate{}
+			segRate[r.seg] = seg
 		}
-		segRate[r.seg].add(r)
+		seg.usd, seg.tokens = seg.usd+own[i].usd, seg.tokens+own[i].tokens
 	}
 	for i, r := range reqs {
-		var own spendRate
-		own.add(r)
-		rate, priced := own.perToken()
+		rate, priced := own[i].perToken()
 		if !priced {
 			rate, priced = segRate[r.seg].perToken()
 		}

@@ -90,6 +90,24 @@ func load(ctx context.Context, st *store.Store, taskKey string, window model.Win
 	defer rows.Close()
 	var out []*recRequest
 	var cur *recRequest
+	// A model's price is looked up once: a miss (a model the table does
+	// not list) sorts the table's names, and every attempt would pay it.
+	type price struct {
+		p  model.Price
+		ok bool
+	}
+	priced := map[string]price{}
+	priceOf := func(name string) (model.Price, bool) {
+		if name == "" {
+			return model.Price{}, false
+		}
+		pr, seen := priced[name]
+		if !seen {
+			pr.p, pr.ok = prices.Lookup(name)
+			priced[name] = pr
+		}
+		return pr.p, pr.ok
+	}
 	for rows.Next() {
 		var (
 			r               recRequest
@@ -102,11 +120,12 @@ func load(ctx context.Context, st *store.Store, taskKey string, window model.Win
 			input, output   int64
 		)
 		if err := rows.Scan(&r.id, &r.seg.Service, &r.seg.Operation, &r.seg.Route, &r.startNs, &r.endNs, &r.latencyMs, &r.ok,
-			&ordinal, &tries, &start, &end, &a.route, &a.ok, &a.trigger, &gap, &a.tokens, &a.hiddenMs, &a.retryAfterMs, &r.task,
-			&endpoint, &model, &r.detail, &input, &output); err != nil {
+			&ordinal, &tries, &start, &end, &a.route, &a.ok, &a.trigger, &gap, &input, &output, &a.hiddenMs, &a.retryAfterMs, &r.task,
+			&endpoint, &model, &r.detail); err != nil {
 			return nil, fmt.Errorf("read attempts: %w", err)
 		}
-		if p, ok := prices.Lookup(model); ok && model != "" {
+		a.tokens = input + output
+		if p, ok := priceOf(model); ok {
 			a.usd, a.priced = p.Cost(input, output), true
 		}
 		if endpoint != "" || model != "" {

@@ -76,9 +76,16 @@ func load(t *testing.T, st *store.Store, reqs ...synth) {
 				"input_tokens": r.inTokens, "output_tokens": out})
 		}
 		if r.arm != "" || r.region != "" {
-			_, err := st.ExecText(ctx, `INSERT INTO spans (trace_id, span_id, start_ns, end_ns, duration_ns,
-				attributes, resource_attributes, file_id)
-				VALUES ($1, $2, $3, $4, $5, MAP {'retryscope.policy.arm': $6::VARCHAR}, MAP {'cloud.region': $7::VARCHAR}, 1)`,
+			// The region's resource, once per region.
+			_, err := st.ExecText(ctx, `INSERT INTO resources
+				SELECT hash($1::VARCHAR) >> 1, MAP {'cloud.region': $1::VARCHAR}
+				WHERE NOT EXISTS (SELECT 1 FROM resources WHERE resource_id = hash($1::VARCHAR) >> 1)`, nullIfEmpty(r.region))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = st.ExecText(ctx, `INSERT INTO spans (trace_id, span_id, start_ns, end_ns, duration_ns,
+				attributes, resource_id, file_id)
+				VALUES ($1, $2, $3, $4, $5, MAP {'retryscope.policy.arm': $6::VARCHAR}, hash($7::VARCHAR) >> 1, 1)`,
 				trace, anchor, start, start+ns(r.latency()), ns(r.latency()), nullIfEmpty(r.arm), nullIfEmpty(r.region))
 			if err != nil {
 				t.Fatal(err)

@@ -159,7 +159,12 @@ func flatten(td ptrace.Traces, offset int64, lim Limits, textHint int) decoded {
 		if v, ok := resAttrs.Get("service.name"); ok {
 			service = b.Text(clean(v.AsString()))
 		}
+		// The resource's map is written once, and the resource added to
+		// the batch with its first span kept: a resource none of whose
+		// spans is kept is not stored.
 		resource := w.attrs(resAttrs)
+		var resourceID int64
+		added := false
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			scope := sss.At(j).Scope()
@@ -170,6 +175,9 @@ func flatten(td ptrace.Traces, offset int64, lim Limits, textHint int) decoded {
 				if rej, bad := check(sp, offset, lim); bad {
 					out.rejections = append(out.rejections, rej)
 					continue
+				}
+				if !added {
+					resourceID, added = b.AddResource(resource), true
 				}
 				traceID, spanID := sp.TraceID(), sp.SpanID()
 				b.Spans = append(b.Spans, store.BatchSpan{
@@ -187,7 +195,7 @@ func flatten(td ptrace.Traces, offset int64, lim Limits, textHint int) decoded {
 					ScopeName:     scopeName,
 					ScopeVersion:  scopeVersion,
 					Attributes:    w.attrs(sp.Attributes()),
-					Resource:      resource,
+					ResourceID:    resourceID,
 					Events:        w.events(sp.Events()),
 					Links:         w.links(sp.Links()),
 					Offset:        offset,
@@ -288,8 +296,8 @@ func clean(s string) string {
 }
 
 // textWriter adds attribute maps, events and links to a batch. Every
-// attribute value is text (see the README's spans schema); a map keeps one
-// value per key, the last, as pdata's Get does.
+// attribute value is text (see docs/parquet.md, "Database schema"); a map
+// keeps one value per key, the last, as pdata's Get does.
 type textWriter struct {
 	b      *store.SpanBatch
 	keys   []string

@@ -261,6 +261,23 @@ func TestIdempotent(t *testing.T) {
 	if got := testkit.Count(t, twice, `SELECT count(*) FROM spans`); got != int64(testkit.SpanCount(batches)) {
 		t.Errorf("spans stored %d, want %d", got, testkit.SpanCount(batches))
 	}
+	// Each resource is stored once, however many spans, records and files
+	// bring it, and only while a span refers to it.
+	const resources = `SELECT resource_id, attributes::VARCHAR FROM resources ORDER BY resource_id`
+	if a, b := testkit.Dump(t, once, resources), testkit.Dump(t, twice, resources); a != b {
+		t.Errorf("the overlapping file changed the resources: %s", testkit.FirstDiff(a, b))
+	}
+	for _, st := range []*store.Store{once, twice} {
+		if n := testkit.Count(t, st, `SELECT count(*) FROM resources`); n < 2 || n != testkit.Count(t, st, `SELECT count(DISTINCT resource_id) FROM resources`) {
+			t.Errorf("%d resources, want several, each once", n)
+		}
+		if n := testkit.Count(t, st, `SELECT count(*) FROM resources WHERE resource_id NOT IN (SELECT resource_id FROM spans)`); n != 0 {
+			t.Errorf("%d resources no span refers to", n)
+		}
+		if n := testkit.Count(t, st, `SELECT count(*) FROM spans WHERE resource_id NOT IN (SELECT resource_id FROM resources)`); n != 0 {
+			t.Errorf("%d spans whose resource is not stored", n)
+		}
+	}
 }
 
 // Stdin is read like a file, and its content is remembered too.

@@ -15,7 +15,8 @@ import (
 // the next update needs to stay incremental (retention must not cost a
 // full rebuild: docs/limits.md, "Other limits"): the surviving traces of
 // those requests to build again, and the span of their starts for the
-// baselines. All of it is one transaction.
+// baselines. The resources no span is left of go too. All of it is one
+// transaction.
 func Prune(ctx context.Context, st *store.Store, cutoffNS int64) (int64, error) {
 	var n int64
 	err := st.Tx(ctx, func() error {
@@ -41,7 +42,15 @@ func prune(ctx context.Context, st *store.Store, cutoffNS int64) (int64, error) 
 	if err := st.ExecScript(ctx, "prune_derived"); err != nil {
 		return 0, err
 	}
-	return st.Exec(ctx, "prune_spans")
+	n, err := st.Exec(ctx, "prune_spans")
+	if err != nil {
+		return 0, err
+	}
+	// A resource is stored once for all its spans: it goes with the last.
+	if _, err := st.Exec(ctx, "prune_resources"); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // KeepRange is what --keep accepts: less than an hour is a typo for

@@ -49,8 +49,15 @@ func TestPruneDropsOnlyOldTraces(t *testing.T) {
 	if spans == 0 {
 		t.Fatal("the sample gave no spans")
 	}
+	resources := testkit.Count(t, st, `SELECT count(*) FROM resources`)
+	if resources == 0 {
+		t.Fatal("the sample gave no resources")
+	}
 	if n, err := pipeline.Prune(ctx, st, testkit.Count(t, st, `SELECT min(start_ns) FROM spans`)); err != nil || n != 0 {
 		t.Fatalf("a cutoff at the first span: %d spans dropped, %v; want none", n, err)
+	}
+	if n := testkit.Count(t, st, `SELECT count(*) FROM resources`); n != resources {
+		t.Errorf("%d resources after dropping no span, want the %d", n, resources)
 	}
 	cutoff := testkit.Count(t, st, `SELECT max(start_ns) FROM spans`) + 1
 	n, err := pipeline.Prune(ctx, st, cutoff)
@@ -59,5 +66,8 @@ func TestPruneDropsOnlyOldTraces(t *testing.T) {
 	}
 	if left := testkit.Count(t, st, `SELECT count(*) FROM spans`); left != 0 {
 		t.Errorf("%d spans left", left)
+	}
+	if left := testkit.Count(t, st, `SELECT count(*) FROM resources`); left != 0 {
+		t.Errorf("%d resources left with no span", left)
 	}
 }

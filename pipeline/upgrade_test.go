@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/retryscope/retryscope/ingest"
@@ -53,5 +54,19 @@ func TestPreviousReleasesDatabaseDerivesAsAFreshOne(t *testing.T) {
 		if a, b := testkit.Dump(t, legacy, q), testkit.Dump(t, fresh, q); a != b {
 			t.Errorf("%s differs from a fresh ingest's: %s", table, testkit.FirstDiff(a, b))
 		}
+	}
+	// The resources the upgrade made of the spans' maps (by SQL) are those
+	// ingest stores (their ids computed in Go), one per distinct map, and
+	// every span refers to its own.
+	const resources = `SELECT resource_id, attributes::VARCHAR FROM resources ORDER BY resource_id`
+	a, b := testkit.Dump(t, legacy, resources), testkit.Dump(t, fresh, resources)
+	if a != b {
+		t.Errorf("resources differ from a fresh ingest's: %s", testkit.FirstDiff(a, b))
+	}
+	if n := strings.Count(b, "\n"); n < 2 {
+		t.Errorf("%d resources in the fresh ingest, want several", n)
+	}
+	if a, b := testkit.DumpSpans(t, legacy), testkit.DumpSpans(t, fresh); a != b {
+		t.Errorf("spans differ from a fresh ingest's: %s", testkit.FirstDiff(a, b))
 	}
 }

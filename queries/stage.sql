@@ -4,7 +4,8 @@
 -- (internal/store/load.go): empty texts are still '' here; seq numbers the
 -- spans in file order; offset is where in its file the span's record
 -- starts; file_id is the file's (a load of several small files carries
--- each span's own, see load_spans).
+-- each span's own, see load_spans); resource_id is the span's resource,
+-- whose attributes the staged-resources function yields (load_resources).
 CREATE OR REPLACE TEMP TABLE stage_spans (
     seq             BIGINT,
     trace_id        VARCHAR,
@@ -21,7 +22,7 @@ CREATE OR REPLACE TEMP TABLE stage_spans (
     scope_name      VARCHAR,
     scope_version   VARCHAR,
     attributes      MAP(VARCHAR, VARCHAR),
-    resource        MAP(VARCHAR, VARCHAR),
+    resource_id     BIGINT,
     events          STRUCT(name VARCHAR, time_ns BIGINT, attributes MAP(VARCHAR, VARCHAR))[],
     links           STRUCT(trace_id VARCHAR, span_id VARCHAR, attributes MAP(VARCHAR, VARCHAR))[],
     "offset"        BIGINT,

@@ -2,7 +2,9 @@
 -- depend only on the input, not on which file or run brought a span in
 -- (testkit.SpansColumns lists the same), in a stable order. No
 -- parameters. A row per span.
-SELECT trace_id, span_id, parent_span_id, trace_state, name, kind, start_ns, end_ns,
-       duration_ns, status_code, status_message, service_name, scope_name, scope_version,
-       attributes::VARCHAR, resource_attributes::VARCHAR, events::VARCHAR, links::VARCHAR
-FROM spans ORDER BY trace_id, span_id;
+-- The resource's attributes are those of the span's row of resources.
+SELECT s.trace_id, s.span_id, s.parent_span_id, s.trace_state, s.name, s.kind, s.start_ns, s.end_ns,
+       s.duration_ns, s.status_code, s.status_message, s.service_name, s.scope_name, s.scope_version,
+       s.attributes::VARCHAR, r.attributes::VARCHAR, s.events::VARCHAR, s.links::VARCHAR
+FROM spans s LEFT JOIN resources r ON r.resource_id = s.resource_id
+ORDER BY s.trace_id, s.span_id;

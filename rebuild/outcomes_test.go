@@ -191,9 +191,9 @@ func TestOutcomeRulesIgnoreMalformedStatements(t *testing.T) {
 }
 
 // TestMigrationAddsNewColumns: a database at schema version 3, rebuilt
-// before outcome_detail and the attempt phases existed, gains them when
-// it is opened (migration 004), and the next Ensure rebuilds in full and
-// fills them.
+// before outcome_detail and the attempt phases existed (and before
+// resources were stored once), gains them when it is opened (migrations
+// 004 and 005), and the next Ensure rebuilds in full and fills them.
 func TestMigrationAddsNewColumns(t *testing.T) {
 	cfg := shapeConfig([]sim.Shape{sim.ShapeExplicit}, 300, 3)
 	res, err := sim.Generate(cfg)
@@ -213,6 +213,9 @@ func TestMigrationAddsNewColumns(t *testing.T) {
 	if _, err := st.ExecText(ctx, `ALTER TABLE requests DROP COLUMN outcome_detail;
 		ALTER TABLE attempts DROP COLUMN queue_ms; ALTER TABLE attempts DROP COLUMN connect_ms;
 		ALTER TABLE attempts DROP COLUMN serve_ms; ALTER TABLE attempts DROP COLUMN generate_ms;
+		ALTER TABLE spans ADD COLUMN resource_attributes MAP(VARCHAR, VARCHAR);
+		UPDATE spans SET resource_attributes = r.attributes FROM resources r WHERE r.resource_id = spans.resource_id;
+		ALTER TABLE spans DROP COLUMN resource_id; DROP TABLE resources;
 		UPDATE schema_version SET version = 3`); err != nil {
 		t.Fatal(err)
 	}

@@ -50,11 +50,12 @@ func benchStore(b *testing.B) *store.Store {
 		"operation": "r.operation", "start_ns": "r.start_ns", "end_ns": "r.end_ns",
 		"elapsed_ms": "r.latency_ms / r.attempts", "outcome": "'ok'", "is_final": "o = r.attempts",
 	}, "requests r, range(1, 4) t(o) WHERE o <= r.attempts")
-	exec(`INSERT INTO spans (trace_id, span_id, name, start_ns, end_ns, duration_ns, attributes, resource_attributes, file_id)
+	exec(`INSERT INTO resources VALUES (1, MAP {'service.name': 'svc'})`)
+	exec(`INSERT INTO spans (trace_id, span_id, name, start_ns, end_ns, duration_ns, attributes, resource_id, file_id)
 		 SELECT 'trace-' || id, CASE WHEN k = 0 THEN 'span-' || id ELSE 'child-' || k || '-' || id END, 'chat',
 			0, 1, 1, map_from_entries([{'k': 'cloud.region', 'v': 'region-' || (i % 4)}, {'k': 'http.request.method', 'v': 'POST'},
 				{'k': 'user.id', 'v': 'user-' || i}]),
-			map_from_entries([{'k': 'service.name', 'v': 'svc'}]), 1
+			1, 1
 		 FROM bench, range(4) t(k)`)
 	exec(`DROP TABLE bench`)
 	return st

@@ -154,11 +154,17 @@ func insertSelect(t testing.TB, st *store.Store, table string, exprs map[string]
 // attribute and one resource attribute (skipped when the key is empty).
 func insertAnchorSpan(t testing.TB, st *store.Store, id, attrKey, attrValue, resKey, resValue string) {
 	t.Helper()
-	_, err := st.ExecText(context.Background(), `INSERT INTO spans
-		(trace_id, span_id, name, start_ns, end_ns, duration_ns, attributes, resource_attributes, file_id)
+	// The resource, once per key and value.
+	_, err := st.ExecText(context.Background(), `INSERT INTO resources
+		SELECT hash($1, $2) >> 1, map_from_entries(CASE WHEN $1 = '' THEN [] ELSE [{'k': $1, 'v': $2}] END)
+		WHERE NOT EXISTS (SELECT 1 FROM resources WHERE resource_id = hash($1, $2) >> 1)`, resKey, resValue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.ExecText(context.Background(), `INSERT INTO spans
+		(trace_id, span_id, name, start_ns, end_ns, duration_ns, attributes, resource_id, file_id)
 		VALUES ($1, $2, 'anchor', 0, 1, 1,
-		  map_from_entries(CASE WHEN $3 = '' THEN [] ELSE [{'k': $3, 'v': $4}] END),
-		  map_from_entries(CASE WHEN $5 = '' THEN [] ELSE [{'k': $5, 'v': $6}] END), 1)`,
+		  map_from_entries(CASE WHEN $3 = '' THEN [] ELSE [{'k': $3, 'v': $4}] END), hash($5, $6) >> 1, 1)`,
 		"trace-"+id, "span-"+id, attrKey, attrValue, resKey, resValue)
 	if err != nil {
 		t.Fatal(err)

@@ -36,13 +36,21 @@ func (q *query) param(v any) string {
 	return "$" + strconv.Itoa(len(q.args))
 }
 
+// The maps spanValue reads: the anchor span's attributes, and its
+// resource's (segment_anchor_values joins the span's row of resources as
+// res).
+const (
+	spanAttrs     = "sp.attributes"
+	resourceAttrs = "res.attributes"
+)
+
 // spanValue returns the column that holds the anchor span's value of key
-// in its attributes or resource_attributes (m). The spans' maps are not
-// joined whole: the join carries only the values read, which at 10M spans
-// is about a quarter less work (as in baseline_input).
+// in m (spanAttrs or resourceAttrs). The spans' maps are not joined whole:
+// the join carries only the values read, which at 10M spans is about a
+// quarter less work (as in baseline_input).
 func (q *query) spanValue(m, key string) string {
 	col := "v" + strconv.Itoa(len(q.spanCols)+1)
-	q.spanCols = append(q.spanCols, "sp."+m+"["+q.param(key)+"] AS "+col)
+	q.spanCols = append(q.spanCols, m+"["+q.param(key)+"] AS "+col)
 	return "s." + col
 }
 
@@ -75,22 +83,22 @@ func (q *query) expr(d Dim) string {
 		w := q.param(d.Width.Nanoseconds())
 		e = "strftime(make_timestamp((r.start_ns // " + w + ") * " + w + " // 1000), '%Y-%m-%dT%H:%M:%SZ')"
 	case KindRegion:
-		e = "coalesce(" + q.spanValue("attributes", "cloud.region") + ", " + q.spanValue("resource_attributes", "cloud.region") + ")"
+		e = "coalesce(" + q.spanValue(spanAttrs, "cloud.region") + ", " + q.spanValue(resourceAttrs, "cloud.region") + ")"
 	case KindEnvironment:
 		const name, old = "deployment.environment.name", "deployment.environment"
-		e = "coalesce(" + q.spanValue("resource_attributes", name) + ", " + q.spanValue("resource_attributes", old) + ", " +
-			q.spanValue("attributes", name) + ", " + q.spanValue("attributes", old) + ")"
+		e = "coalesce(" + q.spanValue(resourceAttrs, name) + ", " + q.spanValue(resourceAttrs, old) + ", " +
+			q.spanValue(spanAttrs, name) + ", " + q.spanValue(spanAttrs, old) + ")"
 	case KindCache:
 		keys := make([]string, len(d.CacheKeys))
 		for i, k := range d.CacheKeys {
-			keys[i] = q.spanValue("attributes", k)
+			keys[i] = q.spanValue(spanAttrs, k)
 		}
 		n := "TRY_CAST(coalesce(" + strings.Join(keys, ", ") + ") AS DOUBLE)"
 		e = "CASE WHEN " + n + " > 0 THEN 'hit' WHEN " + n + " = 0 THEN 'miss' END"
 	case KindAttr:
-		e = q.spanValue("attributes", d.Name)
+		e = q.spanValue(spanAttrs, d.Name)
 	case KindResource:
-		e = q.spanValue("resource_attributes", d.Name)
+		e = q.spanValue(resourceAttrs, d.Name)
 	default:
 		panic(fmt.Sprintf("segment: unvalidated dimension %q", d.Kind))
 	}
@@ -136,7 +144,7 @@ func (q *query) build(spec *Spec, since, until int64, baseline bool) string {
 		q.filter(f)
 	}
 	if spec.TaskKey != "" {
-		sqlText = fill(rows, sqlText, "/*task*/", q.spanValue("attributes", spec.TaskKey)+",")
+		sqlText = fill(rows, sqlText, "/*task*/", q.spanValue(spanAttrs, spec.TaskKey)+",")
 	} else {
 		sqlText = fill(rows, sqlText, "/*task*/", "")
 	}

@@ -1,8 +1,12 @@
 package store
 
 import (
+	"bytes"
+	"crypto/md5"
+	"encoding/binary"
 	"encoding/hex"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -12,11 +16,15 @@ import (
 // twice. The ingest's decoders each fill their own batches in parallel;
 // FileTx.Add takes them in file order.
 type SpanBatch struct {
-	text   []byte
-	Spans  []BatchSpan
-	Attrs  []Attr // the entries of every attribute map of the batch
-	Events []Event
-	Links  []Link
+	text  []byte
+	Spans []BatchSpan
+	Attrs []Attr // the entries of every attribute map of the batch
+	// Resources are the resources the batch's spans refer to (by
+	// BatchSpan.ResourceID), each once per resource of the record (see
+	// AddResource); the store writes each distinct one once.
+	Resources []Resource
+	Events    []Event
+	Links     []Link
 	// seq is the file-order number of Spans[0] (see stage.sql).
 	seq int64
 	// fileID is the file_id its spans are stored with.
@@ -43,11 +51,20 @@ type BatchSpan struct {
 	StatusCode, StatusMessage, ServiceName, ScopeName     Text
 	ScopeVersion                                          Text
 	StartNS, EndNS                                        int64
-	Attributes, Resource                                  Range // of Attrs
+	Attributes                                            Range // of Attrs
 	Events                                                Range // of Events
 	Links                                                 Range // of Links
+	// ResourceID is the span's resource: the ID of one of the batch's
+	// Resources.
+	ResourceID int64
 	// Offset is where the record holding the span starts in its file.
 	Offset int64
+}
+
+// Resource is a resource's attribute map (a range of Attrs) and its id.
+type Resource struct {
+	ID         int64
+	Attributes Range
 }
 
 // Attr is one entry of an attribute map: its value as text.
@@ -119,4 +136,33 @@ func (b *SpanBatch) IntText(i int64) Text {
 	t := Text{b.offset(len(d)), uint32(len(d))}
 	b.text = append(b.text, d...)
 	return t
+}
+
+// AddResource adds a resource whose attribute map is r (entries appended
+// by AddAttr, one per key) and returns its id: a content hash of the map,
+// the same for the same entries in any order, in every run and every
+// database (resources.resource_id, see queries/migrations/005_resources.sql,
+// which computes the same in SQL): the entries sorted by key, each written
+// as <bytes of key>:<key><bytes of value>:<value>, and the first 8 bytes of
+// that text's MD5, big endian, shifted right by one.
+func (b *SpanBatch) AddResource(r Range) int64 {
+	entries := slices.Clone(b.Attrs[r.Start : r.Start+r.N])
+	slices.SortFunc(entries, func(x, y Attr) int {
+		if c := bytes.Compare(b.bytes(x.Key), b.bytes(y.Key)); c != 0 {
+			return c
+		}
+		return bytes.Compare(b.bytes(x.Value), b.bytes(y.Value))
+	})
+	h := md5.New()
+	var num [24]byte
+	for _, e := range entries {
+		for _, t := range [2]Text{e.Key, e.Value} {
+			h.Write(append(strconv.AppendUint(num[:0], uint64(t.n), 10), ':'))
+			h.Write(b.bytes(t))
+		}
+	}
+	var sum [md5.Size]byte
+	id := int64(binary.BigEndian.Uint64(h.Sum(sum[:0])[:8]) >> 1)
+	b.Resources = append(b.Resources, Resource{ID: id, Attributes: r})
+	return id
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -109,7 +110,7 @@ var stagedColumnInfos = func() []duckdb.ColumnInfo {
 	event := must(duckdb.NewStructInfo(entry("name", varchar), entry("time_ns", bigint), entry("attributes", attrs)))
 	link := must(duckdb.NewStructInfo(entry("trace_id", varchar), entry("span_id", varchar), entry("attributes", attrs)))
 	types := map[string]duckdb.TypeInfo{"seq": bigint, "start_ns": bigint, "end_ns": bigint, "offset": bigint, "file_id": bigint,
-		"attributes": attrs, "resource": attrs,
+		"attributes": attrs, "resource_id": bigint,
 		"events": must(duckdb.NewListInfo(event)), "links": must(duckdb.NewListInfo(link))}
 	infos := make([]duckdb.ColumnInfo, len(StageColumns))
 	for i, c := range StageColumns {
@@ -149,12 +150,100 @@ func (s *Store) registerStaged(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// inline SQL: the macro calls the table function registered just now
-	// under a name of this store's own, and a macro's body takes no
+	resources := name + "_resources"
+	err = duckdb.RegisterTableUDF(s.conn, resources, duckdb.ChunkTableFunction{
+		BindArguments: func(map[string]any, ...any) (duckdb.ChunkTableSource, error) {
+			src := &resourceSource{}
+			if s.staged != nil {
+				src.list = s.staged.resources()
+			}
+			return src, nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	// inline SQL: the macros call the table functions registered just now
+	// under names of this store's own, and a macro's body takes no
 	// parameters.
-	_, err = s.conn.ExecContext(ctx, fmt.Sprintf(`CREATE OR REPLACE TEMP MACRO %s() AS TABLE SELECT * FROM %s()`,
-		stagedFunctionName, name))
-	return err
+	for _, m := range [][2]string{{stagedFunctionName, name}, {stagedResourcesName, resources}} {
+		_, err = s.conn.ExecContext(ctx, fmt.Sprintf(`CREATE OR REPLACE TEMP MACRO %s() AS TABLE SELECT * FROM %s()`, m[0], m[1]))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stagedResourcesName is the table function that yields the resources of
+// the spans being loaded, each distinct one once, in the order they first
+// come (resource_id BIGINT, attributes MAP(VARCHAR, VARCHAR)): a resource
+// is stored once, not with each span (load_resources, merge_resources).
+const stagedResourcesName = "retryscope_staged_resources"
+
+// resources lists the distinct resources of the staged batches, by the
+// first batch that holds each.
+func (s *staged) resources() []resourceRow {
+	var list []resourceRow
+	seen := map[int64]bool{}
+	for _, b := range s.batches {
+		for _, r := range b.Resources {
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				list = append(list, resourceRow{r.ID, attrMap{b, r.Attributes}})
+			}
+		}
+	}
+	return list
+}
+
+// resourceRow is one row of the staged resources.
+type resourceRow struct {
+	id    int64
+	attrs attrMap
+}
+
+// resourceSource is duckdb-go's view of one scan of the staged resources.
+type resourceSource struct {
+	list []resourceRow
+	next int
+	maps []attrMap
+}
+
+var resourceColumnInfos = []duckdb.ColumnInfo{
+	{Name: "resource_id", T: must(duckdb.NewTypeInfo(duckdb.TYPE_BIGINT))},
+	stagedColumnInfos[slices.Index(StageColumns, "attributes")],
+}
+
+func (src *resourceSource) ColumnInfos() []duckdb.ColumnInfo { return resourceColumnInfos }
+
+func (src *resourceSource) Cardinality() *duckdb.CardinalityInfo {
+	return &duckdb.CardinalityInfo{Cardinality: uint(len(src.list)), Exact: true}
+}
+
+func (src *resourceSource) Init() {}
+
+func (src *resourceSource) FillChunk(chunk duckdb.DataChunk) error {
+	rows := src.list[src.next:]
+	rows = rows[:min(len(rows), duckdb.GetDataChunkCapacity())]
+	src.next += len(rows)
+	if len(rows) == 0 {
+		return chunk.SetSize(0)
+	}
+	if v, err := chunk.GetVector(0); err == nil {
+		ids := vectorData[int64](rawVector(v), len(rows))
+		for i, r := range rows {
+			ids[i] = r.id
+		}
+	}
+	if v, err := chunk.GetVector(1); err == nil {
+		src.maps = src.maps[:0]
+		for _, r := range rows {
+			src.maps = append(src.maps, r.attrs)
+		}
+		writeMapsAt(rawVector(v), 0, src.maps)
+	}
+	return chunk.SetSize(len(rows))
 }
 
 // withStaged runs f, whose statements may read batches from the
@@ -278,8 +367,8 @@ func (f *filler) fill(chunk duckdb.DataChunk) error {
 			f.ints(vec, func(b *SpanBatch, i int) int64 { return b.fileID })
 		case "attributes":
 			f.spanMaps(vec, func(sp *BatchSpan) Range { return sp.Attributes })
-		case "resource":
-			f.spanMaps(vec, func(sp *BatchSpan) Range { return sp.Resource })
+		case "resource_id":
+			f.ints(vec, func(b *SpanBatch, i int) int64 { return b.Spans[i].ResourceID })
 		case "events":
 			f.events(vec)
 		case "links":

@@ -373,7 +373,7 @@ func (s *Store) prepareLoad(ctx context.Context) (int64, error) {
 var StageColumns = []string{"seq", "trace_id", "span_id", "parent_span_id", "trace_state",
 	"name", "kind", "start_ns", "end_ns", "status_code", "status_message",
 	"service_name", "scope_name", "scope_version",
-	"attributes", "resource", "events", "links", "offset", "file_id"}
+	"attributes", "resource_id", "events", "links", "offset", "file_id"}
 
 // Add stages a batch of spans, the next in file order. The batch must not
 // change afterwards. An error from merging an earlier chunk is returned by
@@ -454,7 +454,8 @@ func (t *FileTx) waitMerged() error {
 // span with one of their keys in their time window (merge_needed, then
 // merge_repeats). Otherwise they go through stage_spans, merge_conflicts
 // and merge_stage, which keep the first copy of each span and record the
-// conflicts.
+// conflicts, and merge_resources, which stores the resources the spans
+// kept refer to. Either way a resource already stored is not stored again.
 func (t *FileTx) merge(c chunk) error {
 	if c.spans == 0 {
 		return nil
@@ -465,9 +466,9 @@ func (t *FileTx) merge(c chunk) error {
 			return fmt.Errorf("look for stored spans the staged ones may repeat: %w", err)
 		}
 		if !repeats {
-			n, err := t.s.load(t.ctx, c.batches, queries.Get("load_spans"))
+			n, err := t.s.loadSpans(t.ctx, c.batches)
 			if err != nil {
-				return fmt.Errorf("load staged spans: %w", err)
+				return err
 			}
 			t.spansNew += n
 			return nil
@@ -486,8 +487,25 @@ func (t *FileTx) merge(c chunk) error {
 		return fmt.Errorf("merge staged spans: %w", err)
 	}
 	t.spansNew += n
+	if _, err := t.s.load(t.ctx, c.batches, queries.Get("merge_resources"), t.FileID, c.minStart, c.maxStart); err != nil {
+		return fmt.Errorf("store the staged spans' resources: %w", err)
+	}
 	_, err = t.s.Exec(t.ctx, "store_stage_clear")
 	return err
+}
+
+// loadSpans inserts batches' spans, none of which repeats a stored span or
+// another of them, and the resources they refer to that are not stored
+// yet; it returns the number of spans.
+func (s *Store) loadSpans(ctx context.Context, batches []*SpanBatch) (int64, error) {
+	if _, err := s.load(ctx, batches, queries.Get("load_resources")); err != nil {
+		return 0, fmt.Errorf("store the staged spans' resources: %w", err)
+	}
+	n, err := s.load(ctx, batches, queries.Get("load_spans"))
+	if err != nil {
+		return 0, fmt.Errorf("load staged spans: %w", err)
+	}
+	return n, nil
 }
 
 // repeatsStored reports whether a span of the chunk has the key of a span

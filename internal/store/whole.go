@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/retryscope/retryscope/model"
-	"github.com/retryscope/retryscope/queries"
 )
 
 // A directory of small files (a Collector with rotation writes one every
@@ -160,9 +159,9 @@ func (s *Store) storeWhole(ctx context.Context, files []WholeFile, first int64, 
 		spans += files[i].Spans()
 	}
 	if len(batches) > 0 {
-		n, err := s.load(ctx, batches, queries.Get("load_spans"))
+		n, err := s.loadSpans(ctx, batches)
 		if err != nil {
-			return fmt.Errorf("load staged spans: %w", err)
+			return err
 		}
 		if n != spans {
 			return fmt.Errorf("load staged spans: %d stored of %d", n, spans)

@@ -39,10 +39,13 @@ func OpenFile(t testing.TB, path string) *store.Store {
 
 // SpansColumns are the spans columns that depend only on the input, not on
 // which file or run brought a span in (those queries/testkit_spans.sql
-// dumps).
+// dumps), as select items of FROM spans: the resource's attributes are
+// looked up in resources.
 const SpansColumns = `trace_id, span_id, parent_span_id, trace_state, name, kind, start_ns, end_ns,
 	duration_ns, status_code, status_message, service_name, scope_name, scope_version,
-	attributes::VARCHAR, resource_attributes::VARCHAR, events::VARCHAR, links::VARCHAR`
+	attributes::VARCHAR,
+	(SELECT r.attributes FROM resources r WHERE r.resource_id = spans.resource_id)::VARCHAR AS resource_attributes,
+	events::VARCHAR, links::VARCHAR`
 
 // Dump returns every row of the query as tab-separated text, one line a row.
 func Dump(t testing.TB, st *store.Store, query string, args ...any) string {

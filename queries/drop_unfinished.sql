@@ -1,6 +1,18 @@
 -- drop_unfinished: removes the spans (and the conflicts recorded) of a
 -- file whose ingest was interrupted (a crash or kill after some of its
--- chunks were committed, before its ledger row was). Run on every open; cheap when there is nothing to do.
+-- chunks were committed, before its ledger row was), and the resources
+-- only those spans referred to (an older version's interrupted ingest
+-- that migration 005 gave resources). Run on every open; cheap when there
+-- is nothing to do.
+DELETE FROM resources
+WHERE resource_id IN (SELECT resource_id FROM spans
+                      WHERE file_id > (SELECT coalesce(max(file_id), 0) FROM ingest_files)
+                         OR file_id NOT IN (SELECT file_id FROM ingest_files))
+  AND resource_id NOT IN (SELECT resource_id FROM spans
+                          WHERE resource_id IS NOT NULL
+                            AND file_id <= (SELECT coalesce(max(file_id), 0) FROM ingest_files)
+                            AND file_id IN (SELECT file_id FROM ingest_files));
+
 DELETE FROM spans
 WHERE file_id > (SELECT coalesce(max(file_id), 0) FROM ingest_files)
    OR file_id NOT IN (SELECT file_id FROM ingest_files);

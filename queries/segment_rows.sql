@@ -1,7 +1,7 @@
 -- segment_rows: one row per logical request that started in [$1, $2)
 -- (Unix ns), with what the segment measures need. package segment
--- replaces five marker comments (the baseline, task, dims, joins and
--- where markers below) with fixed expressions of its own; the user-given parts
+-- replaces six marker comments (the baseline, task, dims, joins, where
+-- and slice markers below) with fixed expressions of its own; the user-given parts
 -- of those (attribute names, bucket edges and labels, filter values,
 -- the baseline kind) are bound as further $N parameters, never spliced:
 --   baseline  b.l0_ms, b.provenance in place of the NULL pair
@@ -11,6 +11,10 @@
 --             chosen baseline (alias b, segment_baselines) when a
 --             dimension or the baseline needs them
 --   where     filters on named dimensions
+--   slice     bounds on the request ids, when the window's requests are
+--             read a slice at a time (request_order then counts within
+--             the slice); the joined anchor spans and baselines get the
+--             same bounds
 --
 -- Columns:
 --   start_ns            the request's start (Unix ns)
@@ -86,7 +90,7 @@
 WITH numbered AS (
     SELECT request_id, attempts > 1 AS retried, row_number() OVER (ORDER BY request_id) - 1 AS request_order
     FROM requests
-    WHERE start_ns >= $1 AND start_ns < $2
+    WHERE start_ns >= $1 AND start_ns < $2 /*slice*/
 ),
 ordered AS (
     SELECT request_id, ordinal, elapsed_ms, is_final, input_tokens, output_tokens, gap_before_ms, route, outcome,

@@ -133,7 +133,7 @@ func TestSingleAttemptShortcut(t *testing.T) {
 	}
 	var q query
 	spec := Spec{By: []Dim{{Kind: KindModel}, {Kind: KindRoute}}}
-	shortcut := q.build(&spec, math.MinInt64, math.MaxInt64, false)
+	shortcut := q.build(&spec, math.MinInt64, math.MaxInt64, false, idRange{})
 	aggregated := shortcut
 	for _, r := range [][2]string{
 		{"(SELECT request_id FROM numbered WHERE retried)", "(SELECT request_id FROM numbered)"},

@@ -130,12 +130,38 @@ func (q *query) filter(f Filter) {
 	q.whereSQL = append(q.whereSQL, "AND "+e+op+strings.Join(ph, ", ")+")")
 }
 
-// build returns the SQL text for spec, with q.args holding its parameters.
-func (q *query) build(spec *Spec, since, until int64, baseline bool) string {
+// idRange is the requests a query reads when the window's are read in
+// slices (see sliceRequests): ids above after, up to and including
+// through, either bound left off when empty. The zero value is every
+// request.
+type idRange struct{ after, through string }
+
+// build returns the SQL text for spec over the requests of rg, with q.args
+// holding its parameters.
+func (q *query) build(spec *Spec, since, until int64, baseline bool, rg idRange) string {
 	q.param(since)
 	q.param(until)
 	const rows = "segment_rows"
 	sqlText := rowsSQL()
+	// The bounds are bound once and read by each part.
+	var after, through string
+	if rg.after != "" {
+		after = q.param(rg.after)
+	}
+	if rg.through != "" {
+		through = q.param(rg.through)
+	}
+	inRange := func(col string) string {
+		var b strings.Builder
+		if after != "" {
+			b.WriteString(" AND " + col + " > " + after)
+		}
+		if through != "" {
+			b.WriteString(" AND " + col + " <= " + through)
+		}
+		return b.String()
+	}
+	sqlText = fill(rows, sqlText, "/*slice*/", inRange("request_id"))
 	var dims strings.Builder
 	for i, d := range spec.By {
 		fmt.Fprintf(&dims, ", %s AS %s", q.expr(d), dimColumn(i))
@@ -154,11 +180,13 @@ func (q *query) build(spec *Spec, since, until int64, baseline bool) string {
 		// rows, and their values joined to the wide ones by request.
 		const anchor = "segment_anchor_values"
 		values := fill(anchor, queries.Get(anchor), "/*values*/", strings.Join(q.spanCols, ", "))
+		values = fill(anchor, values, "/*slice*/", inRange("rr.request_id"))
 		joins = append(joins, "LEFT JOIN ("+values+") s ON s.request_id = r.request_id")
 	}
 	if baseline {
 		const baselines = "segment_baselines"
 		kind := fill(baselines, queries.Get(baselines), "kind = $1", "kind = "+q.param(spec.BaselineKind))
+		kind = fill(baselines, kind, "/*slice*/", inRange("request_id"))
 		joins = append(joins, "LEFT JOIN ("+kind+") b ON b.request_id = r.request_id")
 		sqlText = fill(rows, sqlText, "/*baseline*/ NULL::DOUBLE AS l0_ms, NULL::VARCHAR AS provenance", "b.l0_ms, b.provenance")
 	} else {
@@ -292,23 +320,43 @@ type cohort struct {
 	rows   []int32 // indexes into the loaded rows
 }
 
+// sliceRequests is the most requests one segment query reads. DuckDB
+// holds a query's joins and per-request lists in memory, about 700 bytes
+// a request (the workload's query over 292k requests needs between 150
+// and 250 MB), so a larger window is read a slice of ids at a time and
+// its rows put together here: at 10M spans (2.9M requests) one query
+// over the whole window ran out of the default 1 GB, in six it stays
+// under half of it.
+var sliceRequests int64 = 1 << 19
+
 // loadRows runs the segment query and returns each request, the values of
 // its dimensions (those of row i are values[i*len(spec.By):]) and the
 // texts the rows and values number.
 func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int64, baseline bool) ([]reqRow, []name, *names, error) {
-	var q query
-	text := q.build(spec, since, until, baseline)
+	var n int64
+	if err := st.QueryRow(ctx, "segment_count", since, until).Scan(&n); err != nil {
+		return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
+	}
+	ranges := []idRange{{}}
+	if n > sliceRequests {
+		ends, err := st.Strings(ctx, "segment_slices", since, until, sliceRequests)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
+		}
+		ranges = make([]idRange, len(ends)+1)
+		for i, id := range ends {
+			ranges[i].through = id
+			ranges[i+1].after = id
+		}
+	}
 	// The rows are sized once: growing a slice of rows this wide (184
 	// bytes each) by appending copies them again at every doubling, and at
 	// a million requests that cost seconds in fresh pages. Without filters
 	// the query yields one row per request of the window, so their count
 	// is exact; a filter may keep few of them, and then the rows grow as
 	// they come rather than reserve room for all.
-	var n int64
-	if len(q.whereSQL) == 0 {
-		if err := st.QueryRow(ctx, "segment_count", since, until).Scan(&n); err != nil {
-			return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
-		}
+	if len(spec.Where) > 0 {
+		n = 0
 	}
 	nm := newNames()
 	out := make([]reqRow, 0, n)
@@ -324,19 +372,27 @@ func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int
 		return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
 	}
 	defer st.Exec(context.WithoutCancel(ctx), "segment_order_reset")
-	err := st.StreamChunks(ctx, store.SQL{Name: "segment_rows", Text: text}, q.args, cols, func(c *store.Chunk) error {
-		for i := range c.Len() {
-			r, place := readRow(c, i, nm)
-			for d := range spec.By {
-				values = append(values, nm.number(c.Row(i).TextBytes(rowColumns+d)))
+	for i, rg := range ranges {
+		// Every slice but the last holds sliceRequests requests of the
+		// window, so a row's place in the window is its place in its slice
+		// after theirs.
+		offset := int64(i) * sliceRequests
+		var q query
+		text := q.build(spec, since, until, baseline, rg)
+		err := st.StreamChunks(ctx, store.SQL{Name: "segment_rows", Text: text}, q.args, cols, func(c *store.Chunk) error {
+			for i := range c.Len() {
+				r, place := readRow(c, i, nm)
+				for d := range spec.By {
+					values = append(values, nm.number(c.Row(i).TextBytes(rowColumns+d)))
+				}
+				out = append(out, r)
+				order = append(order, offset+place)
 			}
-			out = append(out, r)
-			order = append(order, place)
+			return nil
+		})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
 	}
 	byID(out, values, order, len(spec.By))
 	// Texts are only looked up by number from here on; with a value per

@@ -279,7 +279,7 @@ func TestHostileAttributeName(t *testing.T) {
 		t.Errorf("resource dimension with filter: %+v", res.Segments)
 	}
 	var q query
-	text := q.build(&Spec{By: dims, Where: []Filter{where}, BaselineKind: name}, 0, 1, true)
+	text := q.build(&Spec{By: dims, Where: []Filter{where}, BaselineKind: name}, 0, 1, true, idRange{})
 	for _, part := range []string{"DROP", "DELETE", "x'", `")`} {
 		if strings.Contains(text, part) {
 			t.Errorf("query text contains %q from a user-given name:\n%s", part, text)

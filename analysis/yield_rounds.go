@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"slices"
-
 	"github.com/retryscope/retryscope/model"
 )
 
@@ -164,8 +162,7 @@ func curveOf(units, requests int, reached, cleared []int, capAt func(i, n int) (
 			capped[i], attempts = l, attempts+a
 		}
 		row.Amplification = float64(attempts) / float64(requests)
-		slices.Sort(capped)
-		row.P99Ms = rule.Percentile(capped, 99)
+		row.P99Ms = rule.PercentileOf(capped, 99)
 		if row.P99Ms != nil && prevP99 != nil {
 			d := *row.P99Ms - *prevP99
 			row.AddedP99Ms = &d

@@ -46,8 +46,8 @@ func BenchmarkSmallFiles(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()
-		// As the CLI ingests: one DuckDB thread, 192MB.
-		st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "t.duckdb"), store.Options{MemoryLimit: "192MB", Threads: 1})
+		// As the CLI ingests: one DuckDB thread, 128MB.
+		st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "t.duckdb"), store.Options{MemoryLimit: "128MB", Threads: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

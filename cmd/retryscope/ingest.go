@@ -12,9 +12,10 @@ import (
 
 // ingestMemoryLimit is DuckDB's memory limit while ingesting, unless
 // --memory-limit says otherwise. Ingest streams: DuckDB needs room for the
-// row groups it is compressing, and 192MB loads as fast as 256MB did while
-// keeping a 10M-span ingest under 600 MB (README, Performance).
-const ingestMemoryLimit = "192MB"
+// row groups it is compressing, and 128MB loads 1M spans as fast as 192MB
+// did. DuckDB's memory outside the limit grows with the table (a 10M-span
+// ingest peaked at 620 MB with 192MB, 555 MB with 128MB; docs/performance.md).
+const ingestMemoryLimit = "128MB"
 
 // ingestThreads is DuckDB's number of threads while ingesting, unless
 // --threads says otherwise. DuckDB loads the spans on the thread that runs

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -218,17 +219,32 @@ func build(ctx context.Context, st *store.Store, opt Options) (Stats, error) {
 		cuts = append(cuts, cutCycles(trace)...)
 		return b.trace(trace)
 	})
+	// The pool and the join over it are the rebuild's largest Go heap (over
+	// a million spans at 10M): collected closely while they live, and
+	// handed back to the system before DuckDB's outcome queries take their
+	// memory, they no longer stack on it (docs/performance.md).
+	gcPercent := debug.SetGCPercent(20)
+	if gcPercent < 20 { // GOGC=off or a closer target of the user's own
+		debug.SetGCPercent(gcPercent)
+	}
 	var pool []*span
 	if err == nil {
 		pool, err = readPool(ctx, st, b.pool)
 		b.pool = nil
 	}
+	// The facts are read; their pages need not sit beside the join.
+	if err == nil {
+		_, err = st.Exec(ctx, "rebuild_drop_facts")
+	}
 	if err == nil {
 		err = b.splitAcrossTraces(pool)
 	}
+	pool = nil
 	if cerr := w.close(); err == nil {
 		err = cerr
 	}
+	debug.SetGCPercent(gcPercent)
+	debug.FreeOSMemory()
 	if err == nil {
 		err = recordCuts(ctx, st, cuts)
 	}
@@ -427,7 +443,9 @@ func readTraces(ctx context.Context, st *store.Store, keys Keys, progress func(d
 // the span facts (fact_row): the root CLIENT attempts, which are joined
 // across traces once every trace is read. Held from their trace to the
 // end, they took half a gigabyte at ten million spans while every slice
-// after was read beside them, with DuckDB at its limit.
+// after was read beside them, with DuckDB at its limit. They are read
+// streamed and unsorted (splitAcrossTraces sorts them), so DuckDB holds
+// no copy of them beside Go's; nothing else uses the store meanwhile.
 func readPool(ctx context.Context, st *store.Store, rows []int64) ([]*span, error) {
 	if _, err := st.Exec(ctx, "rebuild_pool_ids"); err != nil {
 		return nil, err
@@ -445,7 +463,7 @@ func readPool(ctx context.Context, st *store.Store, rows []int64) ([]*span, erro
 		return nil, err
 	}
 	pool, t := make([]*span, 0, len(rows)), texts{}
-	err = st.EachChunk(ctx, store.QueryFile("rebuild_pool"), nil, factCols[:], func(c *store.Chunk) error {
+	err = st.StreamChunks(ctx, store.QueryFile("rebuild_pool"), nil, factCols[:], func(c *store.Chunk) error {
 		for i := range c.Len() {
 			pool = append(pool, readSpan(c, i, t))
 		}

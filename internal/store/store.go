@@ -270,10 +270,15 @@ type FileInfo struct {
 // chunkSpans is how many staged spans are merged at a time, by one
 // statement: the staging table and the batches waiting to be merged stay
 // small however large the file. In a file's one transaction the chunk's
-// size does not shape the row groups; 100,000 spans took about 5% less
-// time than 50,000 at 1M spans (fewer statements and hand-offs), for
-// about 40 MB more peak RSS; 20,000 took 5% more.
-const chunkSpans = 100_000
+// size does not shape the row groups. The chunk being merged and the one
+// being staged are most of Go's live heap while ingesting: at 100,000
+// spans each (SDK-load spans) that heap sat at or above ingest's 128 MiB
+// soft limit, and Go collected back to back (about 600 collections per
+// 1M spans, the scavenger handing pages back that were touched again);
+// at 50,000 it stays near 60-90 MB, and a 1M-span ingest took 0.55-0.65
+// of the CPU time, a 10M one 0.55 and 29 MiB less at its peak
+// (docs/performance.md).
+const chunkSpans = 50_000
 
 // FileTx is one file's ingest, in one transaction: its spans are merged
 // chunk by chunk, and the ledger row and the rejections written last, all

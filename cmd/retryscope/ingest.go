@@ -25,7 +25,9 @@ const ingestThreads = 1
 
 // goMemoryLimit is the Go heap's soft limit during ingest: the decoded
 // records in flight are short-lived, and the limit keeps the heap from
-// growing beside DuckDB's own memory limit.
+// growing beside DuckDB's own memory limit. It must stay well above the
+// live heap, which is mostly the store's two chunks of staged spans
+// (store.chunkSpans): with the heap at the limit Go collects back to back.
 const goMemoryLimit = 128 << 20
 
 const ingestExamples = `

@@ -389,7 +389,13 @@ func readTraces(ctx context.Context, st *store.Store, keys Keys, progress func(d
 		return err
 	}
 	slices := max(1, (sourceSpans+factsPerSlice-1)/factsPerSlice)
-	_, err := st.ExecText(ctx, spanFactsSQL(), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model, slices)
+	// The facts are sorted as they are stored, and at 10M spans the sort
+	// spills under the 1GB the rest of the derive runs in
+	// (docs/performance.md): it gets the store's sort memory.
+	err := st.WithSortMemory(ctx, func() error {
+		_, err := st.ExecText(ctx, spanFactsSQL(), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model, slices)
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -389,13 +389,7 @@ func readTraces(ctx context.Context, st *store.Store, keys Keys, progress func(d
 		return err
 	}
 	slices := max(1, (sourceSpans+factsPerSlice-1)/factsPerSlice)
-	// The facts are sorted as they are stored, and at 10M spans the sort
-	// spills under the 1GB the rest of the derive runs in
-	// (docs/performance.md): it gets the store's sort memory.
-	err := st.WithSortMemory(ctx, func() error {
-		_, err := st.ExecText(ctx, spanFactsSQL(), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model, slices)
-		return err
-	})
+	_, err := st.ExecText(ctx, spanFactsSQL(), keys.RequestID, keys.Attempt, keys.FirstToken, keys.Route, keys.Model, slices)
 	if err != nil {
 		return err
 	}

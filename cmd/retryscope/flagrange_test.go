@@ -226,19 +226,3 @@ func TestKeepOverflowDeletesNothing(t *testing.T) {
 		t.Errorf("%d spans left of the sample's 1203", n)
 	}
 }
-
-// The rebuild's sort gets more memory only while the user sets no limit:
-// a --memory-limit given holds for it too.
-func TestSortMemoryFollowsMemoryLimit(t *testing.T) {
-	for _, c := range []struct{ flag, limit, sort string }{
-		{"", defaultMemoryLimit, sortMemoryLimit},
-		{"512MB", "512MB", ""},
-		{"4GB", "4GB", ""},
-	} {
-		d := dbFlags{memoryLimit: c.flag}
-		opt := d.storeOptions()
-		if opt.MemoryLimit != c.limit || opt.SortMemoryLimit != c.sort {
-			t.Errorf("--memory-limit %q: memory limit %q, sort memory %q; want %q and %q", c.flag, opt.MemoryLimit, opt.SortMemoryLimit, c.limit, c.sort)
-		}
-	}
-}

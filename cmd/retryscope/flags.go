@@ -56,13 +56,6 @@ func parseFlags(fs *pflag.FlagSet, args []string, stdout io.Writer) error {
 // what does not fit and take about as long (README, Performance).
 const defaultMemoryLimit = "1GB"
 
-// sortMemoryLimit is DuckDB's memory limit for the rebuild's sort of its
-// span facts unless --memory-limit says otherwise: at 10M spans the sort
-// spilled under 1GB and took 68-74 s, against 45-53 s under 1.5GB, with
-// the process at 1.7-1.8 GiB, below what the report's own steps take
-// there (docs/performance.md).
-const sortMemoryLimit = "1.5GB"
-
 // dbFlags are the flags every database command shares.
 type dbFlags struct {
 	path        string
@@ -79,7 +72,7 @@ func (d *dbFlags) register(fs *pflag.FlagSet, creates bool) {
 		help = "DuckDB database file, as written by run or ingest (it must exist)"
 	}
 	fs.StringVar(&d.path, "db", defaultDB, help)
-	fs.StringVar(&d.memoryLimit, "memory-limit", "", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk (default: "+ingestMemoryLimit+" while ingesting, "+defaultMemoryLimit+" for the rest, "+sortMemoryLimit+" for the rebuild's sort of its span facts)")
+	fs.StringVar(&d.memoryLimit, "memory-limit", "", "DuckDB memory limit (e.g. 512MB, 4GB); beyond it DuckDB spills to disk (default: "+ingestMemoryLimit+" while ingesting, "+defaultMemoryLimit+" for the rest)")
 	fs.Var(flagval.NewInt(&d.threads, 0, 1, store.MaxThreads).OrZero("the default"), "threads", "DuckDB worker threads (default: one while ingesting, one per CPU for the rest)")
 	fs.BoolVar(&d.wait, "wait", false, "if another run holds the database, wait for it instead of failing")
 }
@@ -101,21 +94,11 @@ func (d *dbFlags) open(ctx context.Context, log io.Writer) (*store.Store, error)
 
 // storeOptions are the store options the flags give.
 func (d *dbFlags) storeOptions() store.Options {
-	return store.Options{MemoryLimit: cmp.Or(d.memoryLimit, defaultMemoryLimit), SortMemoryLimit: d.sortMemoryLimit(), Threads: d.threads}
-}
-
-// sortMemoryLimit is the store's sort memory: a --memory-limit given
-// holds for the sort too.
-func (d *dbFlags) sortMemoryLimit() string {
-	if d.memoryLimit != "" {
-		return ""
-	}
-	return sortMemoryLimit
+	return store.Options{MemoryLimit: cmp.Or(d.memoryLimit, defaultMemoryLimit), Threads: d.threads}
 }
 
 // openMode is open, read-only if readOnly.
 func (d *dbFlags) openMode(ctx context.Context, log io.Writer, readOnly bool) (*store.Store, error) {
-	opt := d.storeOptions()
-	opt.ReadOnly = readOnly
+	opt := store.Options{MemoryLimit: cmp.Or(d.memoryLimit, defaultMemoryLimit), Threads: d.threads, ReadOnly: readOnly}
 	return store.OpenWaiting(ctx, d.path, opt, d.wait, log)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/retryscope/retryscope/internal/store"
@@ -95,44 +94,5 @@ func TestDropCache(t *testing.T) {
 	var n int
 	if err := st.QueryRowText(ctx, `SELECT count(*) FROM big WHERE i = -1`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("the transaction's row: %d rows, %v; want it committed", n, err)
-	}
-}
-
-// The sort memory holds for the statement given it alone, and the store's
-// limit is back after it, whether the statement fails or not; without a
-// sort memory the statement runs under the store's limit.
-func TestWithSortMemory(t *testing.T) {
-	ctx := context.Background()
-	limitOf := func(st *store.Store) string {
-		var s string
-		if err := st.QueryRowText(ctx, `SELECT current_setting('memory_limit')`).Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	for _, sort := range []string{"1.5GB", ""} {
-		st, err := store.Open(ctx, filepath.Join(t.TempDir(), "x.duckdb"), store.Options{MemoryLimit: "256MB", SortMemoryLimit: sort})
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := limitOf(st)
-		var during string
-		if err := st.WithSortMemory(ctx, func() error { during = limitOf(st); return nil }); err != nil {
-			t.Fatal(err)
-		}
-		failed := errors.New("the statement failed")
-		if err := st.WithSortMemory(ctx, func() error { return failed }); !errors.Is(err, failed) {
-			t.Fatalf("sort memory %q: error %v, want the statement's", sort, err)
-		}
-		if after := limitOf(st); after != base {
-			t.Errorf("sort memory %q: limit %s after the statement, want the store's %s back", sort, after, base)
-		}
-		if sort == "" && during != base {
-			t.Errorf("no sort memory: limit %s during the statement, want the store's %s", during, base)
-		}
-		if sort != "" && (during == base || !strings.HasPrefix(during, "1.3 GiB") && !strings.HasPrefix(during, "1.4 GiB")) {
-			t.Errorf("sort memory 1.5GB: limit %s during the statement (the store's is %s)", during, base)
-		}
-		st.Close()
 	}
 }

@@ -30,10 +30,6 @@ type Options struct {
 	// MemoryLimit is DuckDB's memory_limit, e.g. "512MB"; "" keeps DuckDB's
 	// default (80% of RAM).
 	MemoryLimit string
-	// SortMemoryLimit, when set, is DuckDB's memory limit for the one
-	// statement that sorts a rebuild's span facts (WithSortMemory), in
-	// place of MemoryLimit: that sort spills at 10M spans under 1GB.
-	SortMemoryLimit string
 	// Threads caps DuckDB's worker threads; 0 keeps its default.
 	Threads int
 	// ReadOnly opens the file for reading only, for a user who may not
@@ -57,8 +53,6 @@ type Store struct {
 	// it rounded (512MB as 488.2 MiB), and setting that back lowers it.
 	// "" while DuckDB's own default holds.
 	memoryLimit string
-	// sortMemoryLimit is Options.SortMemoryLimit.
-	sortMemoryLimit string
 	// staged is what the staged-spans function yields, while a load
 	// reads it (see load.go).
 	staged           *staged
@@ -112,7 +106,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, describeOpenError(path, err)
 	}
-	s := &Store{db: db, conn: conn, Path: path, ReadOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit, sortMemoryLimit: opt.SortMemoryLimit}
+	s := &Store{db: db, conn: conn, Path: path, ReadOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit}
 	if err := s.ExecScript(ctx, "store_configure"); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("configure %s: %w", path, err)
@@ -729,24 +723,6 @@ func (s *Store) LoadAlone(ctx context.Context, load func() error) error {
 		return err
 	}
 	return s.DropCache(ctx)
-}
-
-// WithSortMemory runs f, a statement that sorts more than fits, under
-// Options.SortMemoryLimit, and sets the memory limit back after it; with
-// none it just runs f.
-func (s *Store) WithSortMemory(ctx context.Context, f func() error) error {
-	if s.sortMemoryLimit == "" {
-		return f()
-	}
-	prev, err := s.SetMemoryLimit(ctx, s.sortMemoryLimit)
-	if err != nil {
-		return err
-	}
-	err = f()
-	if _, rerr := s.SetMemoryLimit(context.WithoutCancel(ctx), prev); err == nil {
-		err = rerr
-	}
-	return err
 }
 
 // SetThreads changes DuckDB's number of threads and returns the number it

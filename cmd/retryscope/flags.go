@@ -99,6 +99,7 @@ func (d *dbFlags) storeOptions() store.Options {
 
 // openMode is open, read-only if readOnly.
 func (d *dbFlags) openMode(ctx context.Context, log io.Writer, readOnly bool) (*store.Store, error) {
-	opt := store.Options{MemoryLimit: cmp.Or(d.memoryLimit, defaultMemoryLimit), Threads: d.threads, ReadOnly: readOnly}
+	opt := d.storeOptions()
+	opt.ReadOnly = readOnly
 	return store.OpenWaiting(ctx, d.path, opt, d.wait, log)
 }

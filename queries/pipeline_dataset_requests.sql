@@ -3,5 +3,5 @@
 -- more, and a column only the database keeps takes its default. $1 the
 -- files' globs (VARCHAR[]), $2 the columns both have (VARCHAR[]). No rows.
 INSERT INTO requests BY NAME
-SELECT COLUMNS(c -> list_contains($2::VARCHAR[], c))
+SELECT COLUMNS(lambda c: list_contains($2::VARCHAR[], c))
 FROM read_parquet($1::VARCHAR[], hive_partitioning = true, union_by_name = true);

@@ -27,7 +27,7 @@ CREATE TABLE resources (
 
 CREATE TEMP TABLE migrate_resources AS
 SELECT m, (('0x' || left(md5(array_to_string(list_transform(list_sort(map_entries(m)),
-           e -> strlen(e.key) || ':' || e.key || strlen(coalesce(e.value, '')) || ':' || coalesce(e.value, '')), '')), 16))::UBIGINT >> 1)::BIGINT AS resource_id
+           lambda e: strlen(e.key) || ':' || e.key || strlen(coalesce(e.value, '')) || ':' || coalesce(e.value, '')), '')), 16))::UBIGINT >> 1)::BIGINT AS resource_id
 FROM (SELECT DISTINCT resource_attributes AS m FROM spans WHERE resource_attributes IS NOT NULL);
 
 INSERT INTO resources

@@ -90,6 +90,16 @@ type decoded struct {
 // decodeRecord turns one framed record into spans, quarantining the ones
 // with impossible values.
 func decodeRecord(rec record, lim Limits) decoded {
+	if rec.json && rec.problem == nil {
+		if out, ok := decodeJSONFast(rec.data, rec.offset, lim); ok {
+			return out
+		}
+	}
+	return decodePdata(rec, lim)
+}
+
+// decodePdata decodes a record with pdata, then flattens it.
+func decodePdata(rec record, lim Limits) decoded {
 	td, rej := unmarshalRecord(rec)
 	if rej != nil {
 		return decoded{rejections: []model.Rejection{*rej}}
@@ -235,18 +245,23 @@ func presized(td ptrace.Traces) ([]store.Attr, []store.Event, []store.Link) {
 
 // check quarantines spans no analysis could trust.
 func check(sp ptrace.Span, offset int64, lim Limits) (model.Rejection, bool) {
-	start, end := int64(sp.StartTimestamp()), int64(sp.EndTimestamp())
+	return checkSpan(sp.TraceID(), sp.SpanID(), sp.ParentSpanID(), uint64(sp.StartTimestamp()), uint64(sp.EndTimestamp()), offset, lim)
+}
+
+// checkSpan is check of a span's ids and times.
+func checkSpan(traceID pcommon.TraceID, spanID, parent pcommon.SpanID, startU, endU uint64, offset int64, lim Limits) (model.Rejection, bool) {
+	start, end := int64(startU), int64(endU)
 	reason, detail := "", ""
 	switch {
-	case sp.TraceID().IsEmpty():
+	case traceID.IsEmpty():
 		reason, detail = "zero_trace_id", "span has an all-zero trace id"
-	case sp.SpanID().IsEmpty():
+	case spanID.IsEmpty():
 		reason, detail = "zero_span_id", "span has an all-zero span id"
-	case sp.ParentSpanID() == sp.SpanID():
+	case parent == spanID:
 		reason, detail = "self_parent", "span names itself as its parent"
-	case sp.StartTimestamp() == 0 || sp.EndTimestamp() == 0:
+	case startU == 0 || endU == 0:
 		reason, detail = "missing_time", "span has no start or no end time"
-	case uint64(sp.StartTimestamp()) >= uint64(latestNS) || uint64(sp.EndTimestamp()) >= uint64(latestNS):
+	case startU >= uint64(latestNS) || endU >= uint64(latestNS):
 		reason, detail = "absurd_time", "timestamp after 2200-01-01"
 	case start < earliestNS:
 		reason, detail = "absurd_time", fmt.Sprintf("start %d ns is before 2000-01-01: wrong unit?", start)
@@ -258,7 +273,7 @@ func check(sp ptrace.Span, offset int64, lim Limits) (model.Rejection, bool) {
 		return model.Rejection{}, false
 	}
 	return model.Rejection{Offset: offset, Reason: reason, Detail: detail,
-		TraceID: sp.TraceID().String(), SpanID: sp.SpanID().String()}, true
+		TraceID: traceID.String(), SpanID: spanID.String()}, true
 }
 
 func kindName(k ptrace.SpanKind) string {

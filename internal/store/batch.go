@@ -93,6 +93,13 @@ func (b *SpanBatch) Text(s string) Text {
 	return t
 }
 
+// BytesText adds s, which must be valid UTF-8, as Text does.
+func (b *SpanBatch) BytesText(s []byte) Text {
+	t := Text{b.offset(len(s)), uint32(len(s))}
+	b.text = append(b.text, s...)
+	return t
+}
+
 // HexText adds id in lowercase hex.
 func (b *SpanBatch) HexText(id []byte) Text {
 	t := Text{b.offset(2 * len(id)), uint32(2 * len(id))}

@@ -35,15 +35,28 @@ func benchRecords(b *testing.B, asJSON bool) []record {
 }
 
 // BenchmarkDecodeFlatten is a decoder's work per record: pdata's unmarshal
-// and the flattening into a span batch. Compare with cmd/retryscope's
-// BenchmarkDecodeReference, the unmarshal alone.
+// and the flattening into a span batch for protobuf ("proto") and for
+// JSON records pdata decodes ("json-pdata"), the direct decoding of JSON
+// lines ("json"). Compare with cmd/retryscope's BenchmarkDecodeReference,
+// the unmarshal alone.
 func BenchmarkDecodeFlatten(b *testing.B) {
-	for _, format := range []string{"proto", "json"} {
+	for _, format := range []string{"proto", "json", "json-pdata"} {
 		b.Run(format, func(b *testing.B) {
-			recs := benchRecords(b, format == "json")
+			recs := benchRecords(b, format != "proto")
+			decode := decodeRecord
+			if format == "json-pdata" {
+				decode = decodePdata
+			}
+			if format == "json" {
+				for _, r := range recs {
+					if _, ok := decodeJSONFast(r.data, r.offset, DefaultLimits); !ok {
+						b.Fatal("a record pdata wrote is left to pdata")
+					}
+				}
+			}
 			for b.Loop() {
 				for _, r := range recs {
-					if d := decodeRecord(r, DefaultLimits); len(d.rejections) > 0 {
+					if d := decode(r, DefaultLimits); len(d.rejections) > 0 {
 						b.Fatal(d.rejections[0].Detail)
 					}
 				}

@@ -35,6 +35,7 @@ func render(d decoded) string {
 	resources := map[int64]string{}
 	for _, r := range b.Resources {
 		resources[r.ID] = attrs(r.Attributes)
+		fmt.Fprintf(&sb, "resource %d %s\n", r.ID, resources[r.ID])
 	}
 	for _, s := range b.Spans {
 		fmt.Fprintf(&sb, "span %s %s %q %q %q %s %d %d %s %q service=%q scope=%q@%q offset=%d\n",

@@ -130,6 +130,52 @@ func (d *fastJSON) elem(first bool) (done, ok bool) {
 	return false, true
 }
 
+// list reads an array, each reading one element: false as soon as one
+// does.
+func (d *fastJSON) list(each func() bool) bool {
+	if !d.eat('[') {
+		return false
+	}
+	for first := true; ; first = false {
+		done, ok := d.elem(first)
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+		if !each() {
+			return false
+		}
+	}
+}
+
+// object reads an object, field reading the value of each key: false as
+// soon as one does (an unknown key included).
+func (d *fastJSON) object(field func(key []byte) bool) bool {
+	if !d.eat('{') {
+		return false
+	}
+	for first := true; ; first = false {
+		key, done, ok := d.field(first)
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+		if !field(key) {
+			return false
+		}
+	}
+}
+
+// uint32 reads a count or flags pdata keeps and flatten does not store.
+func (d *fastJSON) uint32() bool {
+	_, _, ok := d.integer(false, 32)
+	return ok
+}
+
 // plain marks the bytes a string holds as they are: not a quote, a
 // backslash or a control character.
 var plain = func() (t [256]bool) {
@@ -368,65 +414,26 @@ func seen(mask *uint32, bit uint32) bool {
 
 // request reads an ExportTraceServiceRequest.
 func (d *fastJSON) request() bool {
-	if !d.eat('{') {
-		return false
-	}
 	var mask uint32
-	for first := true; ; first = false {
-		key, done, ok := d.field(first)
-		if !ok {
-			return false
-		}
-		if done {
-			// Without resourceSpans pdata says whether it is an export.
-			return mask != 0
-		}
+	return d.object(func(key []byte) bool {
 		switch string(key) {
 		case "resourceSpans", "resource_spans":
-			if !seen(&mask, 1) || !d.eat('[') {
-				return false
-			}
-			for f := true; ; f = false {
-				done, ok := d.elem(f)
-				if !ok {
-					return false
-				}
-				if done {
-					break
-				}
-				if !d.resourceSpans() {
-					return false
-				}
+			return seen(&mask, 1) && d.list(func() bool {
 				d.out.resources++
-			}
-		default:
-			return false
+				return d.resourceSpans()
+			})
 		}
-	}
+		return false
+	}) && mask != 0 // without resourceSpans pdata says whether it is an export
 }
 
 func (d *fastJSON) resourceSpans() bool {
-	if !d.eat('{') {
-		return false
-	}
 	var mask uint32
 	res := resourceRead{}
-	for first := true; ; first = false {
-		key, done, ok := d.field(first)
-		if !ok {
-			return false
-		}
-		if done {
-			if !res.read {
-				d.attrsEmpty() // flatten writes the empty map of a resource that has no spans
-			}
-			return true
-		}
+	return d.object(func(key []byte) bool {
 		switch string(key) {
 		case "resource":
-			if !seen(&mask, 1) || mask&2 != 0 || !d.resource(&res) {
-				return false
-			}
+			return seen(&mask, 1) && mask&2 == 0 && d.resource(&res)
 		case "scopeSpans", "scope_spans":
 			if !seen(&mask, 2) {
 				return false
@@ -434,29 +441,12 @@ func (d *fastJSON) resourceSpans() bool {
 			if !res.read {
 				res.attrs, res.read = d.attrsEmpty(), true
 			}
-			if !d.eat('[') {
-				return false
-			}
-			for f := true; ; f = false {
-				done, ok := d.elem(f)
-				if !ok {
-					return false
-				}
-				if done {
-					break
-				}
-				if !d.scopeSpans(&res) {
-					return false
-				}
-			}
+			return d.list(func() bool { return d.scopeSpans(&res) })
 		case "schemaUrl", "schema_url":
-			if !seen(&mask, 4) || !d.skipString() {
-				return false
-			}
-		default:
-			return false
+			return seen(&mask, 4) && d.skipString()
 		}
-	}
+		return false
+	})
 }
 
 // resourceRead is a resource as its spans need it.
@@ -469,164 +459,85 @@ type resourceRead struct {
 }
 
 func (d *fastJSON) resource(res *resourceRead) bool {
-	if !d.eat('{') {
-		return false
-	}
 	var mask uint32
-	for first := true; ; first = false {
-		key, done, ok := d.field(first)
-		if !ok {
-			return false
-		}
-		if done {
-			if !res.read {
-				res.attrs, res.read = d.attrsEmpty(), true
-			}
-			return true
-		}
+	ok := d.object(func(key []byte) (ok bool) {
 		switch string(key) {
 		case "attributes":
-			if !seen(&mask, 1) {
-				return false
+			if ok = seen(&mask, 1); ok {
+				res.attrs, res.service, ok = d.attrs(true)
+				res.read = true
 			}
-			r, service, ok := d.attrs(true)
-			if !ok {
-				return false
-			}
-			res.attrs, res.service, res.read = r, service, true
 		case "droppedAttributesCount", "dropped_attributes_count":
-			if !seen(&mask, 2) {
-				return false
-			}
-			if _, _, ok := d.integer(false, 32); !ok {
-				return false
-			}
-		default:
-			return false
+			ok = seen(&mask, 2) && d.uint32()
 		}
+		return ok
+	})
+	if !res.read {
+		res.attrs, res.read = d.attrsEmpty(), true
 	}
+	return ok
 }
 
 func (d *fastJSON) attrsEmpty() store.Range { return d.b.AttrsSince(len(d.b.Attrs)) }
 
 func (d *fastJSON) scopeSpans(res *resourceRead) bool {
-	if !d.eat('{') {
-		return false
-	}
 	var mask uint32
 	var scopeName, scopeVersion store.Text
-	scopeRead := false
-	for first := true; ; first = false {
-		key, done, ok := d.field(first)
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
+	return d.object(func(key []byte) (ok bool) {
 		switch string(key) {
 		case "scope":
-			if !seen(&mask, 1) || mask&2 != 0 {
-				return false
+			if ok = seen(&mask, 1) && mask&2 == 0; ok {
+				scopeName, scopeVersion, ok = d.scope()
 			}
-			if scopeName, scopeVersion, ok = d.scope(); !ok {
-				return false
-			}
-			scopeRead = true
 		case "spans":
-			if !seen(&mask, 2) {
-				return false
-			}
-			if !scopeRead {
-				scopeName, scopeVersion, scopeRead = d.b.Text(""), d.b.Text(""), true
-			}
-			if !d.eat('[') {
-				return false
-			}
-			for f := true; ; f = false {
-				done, ok := d.elem(f)
-				if !ok {
-					return false
+			if ok = seen(&mask, 2); ok {
+				if mask&1 == 0 {
+					scopeName, scopeVersion = d.b.Text(""), d.b.Text("")
 				}
-				if done {
-					break
-				}
-				if !d.span(res, scopeName, scopeVersion) {
-					return false
-				}
+				ok = d.list(func() bool { return d.span(res, scopeName, scopeVersion) })
 			}
 		case "schemaUrl", "schema_url":
-			if !seen(&mask, 4) || !d.skipString() {
-				return false
-			}
-		default:
-			return false
+			ok = seen(&mask, 4) && d.skipString()
 		}
-	}
+		return ok
+	})
 }
 
 func (d *fastJSON) scope() (name, version store.Text, ok bool) {
-	if !d.eat('{') {
-		return name, version, false
-	}
 	var mask uint32
-	for first := true; ; first = false {
-		key, done, ok := d.field(first)
-		if !ok {
-			return name, version, false
-		}
-		if done {
-			if mask&1 == 0 {
-				name = d.b.Text("")
-			}
-			if mask&2 == 0 {
-				version = d.b.Text("")
-			}
-			return name, version, true
-		}
+	ok = d.object(func(key []byte) (ok bool) {
 		switch string(key) {
 		case "name":
-			if !seen(&mask, 1) {
-				return name, version, false
-			}
-			if name, ok = d.text(); !ok {
-				return name, version, false
+			if ok = seen(&mask, 1); ok {
+				name, ok = d.text()
 			}
 		case "version":
-			if !seen(&mask, 2) {
-				return name, version, false
-			}
-			if version, ok = d.text(); !ok {
-				return name, version, false
+			if ok = seen(&mask, 2); ok {
+				version, ok = d.text()
 			}
 		case "attributes":
 			// Read, as pdata reads them, and not stored, as flatten does.
 			mark := len(d.b.Attrs)
-			if !seen(&mask, 4) {
-				return name, version, false
-			}
-			if _, _, ok := d.attrs(false); !ok {
-				return name, version, false
+			if ok = seen(&mask, 4); ok {
+				_, _, ok = d.attrs(false)
 			}
 			d.b.Attrs = d.b.Attrs[:mark]
 		case "droppedAttributesCount", "dropped_attributes_count":
-			if !seen(&mask, 8) {
-				return name, version, false
-			}
-			if _, _, ok := d.integer(false, 32); !ok {
-				return name, version, false
-			}
-		default:
-			return name, version, false
+			ok = seen(&mask, 8) && d.uint32()
 		}
+		return ok
+	})
+	if mask&1 == 0 {
+		name = d.b.Text("")
 	}
+	if mask&2 == 0 {
+		version = d.b.Text("")
+	}
+	return name, version, ok
 }
 
 // span reads a span and adds it to the batch, or its rejection.
 func (d *fastJSON) span(res *resourceRead, scopeName, scopeVersion store.Text) bool {
-	if !d.eat('{') {
-		return false
-	}
 	b := d.b
 	marks := [3]int{len(b.Attrs), len(b.Events), len(b.Links)}
 	var (
@@ -639,14 +550,7 @@ func (d *fastJSON) span(res *resourceRead, scopeName, scopeVersion store.Text) b
 		attrs, events, links     store.Range
 		hasAttrs, hasEv, hasLink bool
 	)
-	for first := true; ; first = false {
-		key, done, ok := d.field(first)
-		if !ok {
-			return false
-		}
-		if done {
-			break
-		}
+	if !d.object(func(key []byte) (ok bool) {
 		switch string(key) {
 		case "traceId", "trace_id":
 			ok = seen(&mask, 1<<0) && d.id(traceID[:])
@@ -694,27 +598,17 @@ func (d *fastJSON) span(res *resourceRead, scopeName, scopeVersion store.Text) b
 				code, msg, ok = d.status()
 			}
 		case "flags":
-			if ok = seen(&mask, 1<<12); ok {
-				_, _, ok = d.integer(false, 32)
-			}
+			ok = seen(&mask, 1<<12) && d.uint32()
 		case "droppedAttributesCount", "dropped_attributes_count":
-			if ok = seen(&mask, 1<<13); ok {
-				_, _, ok = d.integer(false, 32)
-			}
+			ok = seen(&mask, 1<<13) && d.uint32()
 		case "droppedEventsCount", "dropped_events_count":
-			if ok = seen(&mask, 1<<14); ok {
-				_, _, ok = d.integer(false, 32)
-			}
+			ok = seen(&mask, 1<<14) && d.uint32()
 		case "droppedLinksCount", "dropped_links_count":
-			if ok = seen(&mask, 1<<15); ok {
-				_, _, ok = d.integer(false, 32)
-			}
-		default:
-			ok = false
+			ok = seen(&mask, 1<<15) && d.uint32()
 		}
-		if !ok {
-			return false
-		}
+		return ok
+	}) {
+		return false
 	}
 	if rej, bad := checkSpan(traceID, spanID, parent, start, end, d.offset, d.lim); bad {
 		d.out.rejections = append(d.out.rejections, rej)
@@ -757,68 +651,32 @@ func (d *fastJSON) span(res *resourceRead, scopeName, scopeVersion store.Text) b
 }
 
 func (d *fastJSON) status() (code int32, msg store.Text, ok bool) {
-	if !d.eat('{') {
-		return 0, msg, false
-	}
 	var mask uint32
-	for first := true; ; first = false {
-		key, done, ok := d.field(first)
-		if !ok {
-			return 0, msg, false
-		}
-		if done {
-			return code, msg, true
-		}
+	ok = d.object(func(key []byte) (ok bool) {
 		switch string(key) {
 		case "message":
-			if !seen(&mask, 1) {
-				return 0, msg, false
-			}
-			if msg, ok = d.text(); !ok {
-				return 0, msg, false
+			if ok = seen(&mask, 1); ok {
+				msg, ok = d.text()
 			}
 		case "code":
-			if !seen(&mask, 2) {
-				return 0, msg, false
+			if ok = seen(&mask, 2); ok {
+				code, ok = d.enum(statusNames)
 			}
-			if code, ok = d.enum(statusNames); !ok {
-				return 0, msg, false
-			}
-		default:
-			return 0, msg, false
 		}
-	}
+		return ok
+	})
+	return code, msg, ok
 }
 
 func (d *fastJSON) events() (store.Range, bool) {
-	if !d.eat('[') {
-		return store.Range{}, false
-	}
 	b := d.b
 	firstEvent := len(b.Events)
-	for f := true; ; f = false {
-		done, ok := d.elem(f)
-		if !ok {
-			return store.Range{}, false
-		}
-		if done {
-			break
-		}
-		if !d.eat('{') {
-			return store.Range{}, false
-		}
+	ok := d.list(func() bool {
 		var mask uint32
 		var name store.Text
 		var at uint64
 		attrs, hasAttrs := store.Range{}, false
-		for first := true; ; first = false {
-			key, done, ok := d.field(first)
-			if !ok {
-				return store.Range{}, false
-			}
-			if done {
-				break
-			}
+		ok := d.object(func(key []byte) (ok bool) {
 			switch string(key) {
 			case "timeUnixNano", "time_unix_nano":
 				if ok = seen(&mask, 1); ok {
@@ -834,53 +692,28 @@ func (d *fastJSON) events() (store.Range, bool) {
 					hasAttrs = true
 				}
 			case "droppedAttributesCount", "dropped_attributes_count":
-				if ok = seen(&mask, 8); ok {
-					_, _, ok = d.integer(false, 32)
-				}
-			default:
-				ok = false
+				ok = seen(&mask, 8) && d.uint32()
 			}
-			if !ok {
-				return store.Range{}, false
-			}
-		}
+			return ok
+		})
 		if !hasAttrs {
 			attrs = d.attrsEmpty()
 		}
 		b.Events = append(b.Events, store.Event{Name: name, TimeNS: int64(at), Attributes: attrs})
-	}
-	return store.Range{Start: uint32(firstEvent), N: uint32(len(b.Events) - firstEvent)}, true
+		return ok
+	})
+	return store.Range{Start: uint32(firstEvent), N: uint32(len(b.Events) - firstEvent)}, ok
 }
 
 func (d *fastJSON) links() (store.Range, bool) {
-	if !d.eat('[') {
-		return store.Range{}, false
-	}
 	b := d.b
 	firstLink := len(b.Links)
-	for f := true; ; f = false {
-		done, ok := d.elem(f)
-		if !ok {
-			return store.Range{}, false
-		}
-		if done {
-			break
-		}
-		if !d.eat('{') {
-			return store.Range{}, false
-		}
+	ok := d.list(func() bool {
 		var mask uint32
 		var traceID pcommon.TraceID
 		var spanID pcommon.SpanID
 		attrs, hasAttrs := store.Range{}, false
-		for first := true; ; first = false {
-			key, done, ok := d.field(first)
-			if !ok {
-				return store.Range{}, false
-			}
-			if done {
-				break
-			}
+		ok := d.object(func(key []byte) (ok bool) {
 			switch string(key) {
 			case "traceId", "trace_id":
 				ok = seen(&mask, 1) && d.id(traceID[:])
@@ -894,26 +727,19 @@ func (d *fastJSON) links() (store.Range, bool) {
 					hasAttrs = true
 				}
 			case "droppedAttributesCount", "dropped_attributes_count":
-				if ok = seen(&mask, 16); ok {
-					_, _, ok = d.integer(false, 32)
-				}
+				ok = seen(&mask, 16) && d.uint32()
 			case "flags":
-				if ok = seen(&mask, 32); ok {
-					_, _, ok = d.integer(false, 32)
-				}
-			default:
-				ok = false
+				ok = seen(&mask, 32) && d.uint32()
 			}
-			if !ok {
-				return store.Range{}, false
-			}
-		}
+			return ok
+		})
 		if !hasAttrs {
 			attrs = d.attrsEmpty()
 		}
 		b.Links = append(b.Links, store.Link{TraceID: d.w.traceID(traceID), SpanID: d.w.spanID(spanID), Attributes: attrs})
-	}
-	return store.Range{Start: uint32(firstLink), N: uint32(len(b.Links) - firstLink)}, true
+		return ok
+	})
+	return store.Range{Start: uint32(firstLink), N: uint32(len(b.Links) - firstLink)}, ok
 }
 
 // attrs reads an attribute map and adds its entries, one per key (the
@@ -921,26 +747,16 @@ func (d *fastJSON) links() (store.Range, bool) {
 // first service.name, as pdata's Get finds it.
 func (d *fastJSON) attrs(service bool) (store.Range, store.Text, bool) {
 	var svc store.Text
-	if !d.eat('[') {
-		return store.Range{}, svc, false
-	}
 	keys, vals := d.keys[:0], d.vals[:0]
-	for f := true; ; f = false {
-		done, ok := d.elem(f)
-		if !ok {
-			return store.Range{}, svc, false
-		}
-		if done {
-			break
-		}
+	if !d.list(func() bool {
 		key, val, ok := d.keyValue()
-		if !ok {
-			return store.Range{}, svc, false
-		}
 		if service && string(key) == "service.name" && !slices.ContainsFunc(keys, func(k []byte) bool { return string(k) == "service.name" }) {
 			svc = val
 		}
 		keys, vals = append(keys, key), append(vals, val)
+		return ok
+	}) {
+		return store.Range{}, svc, false
 	}
 	d.keys, d.vals = keys, vals
 	dups := false
@@ -965,40 +781,25 @@ func (d *fastJSON) attrs(service bool) (store.Range, store.Text, bool) {
 // keyValue reads one {"key": ..., "value": ...}, the value added to the
 // batch as its text.
 func (d *fastJSON) keyValue() (key []byte, val store.Text, ok bool) {
-	if !d.eat('{') {
-		return nil, val, false
-	}
 	var mask uint32
-	for first := true; ; first = false {
-		k, done, ok := d.field(first)
-		if !ok {
-			return nil, val, false
-		}
-		if done {
-			// A pair without a key or a value is pdata's to decide.
-			return key, val, mask == 3
-		}
+	ok = d.object(func(k []byte) (ok bool) {
 		switch string(k) {
 		case "key":
-			if !seen(&mask, 1) {
-				return nil, val, false
-			}
-			if key, _, ok = d.str(); !ok {
-				return nil, val, false
+			if ok = seen(&mask, 1); ok {
+				key, _, ok = d.str()
 			}
 		case "value":
-			if !seen(&mask, 2) {
-				return nil, val, false
+			if ok = seen(&mask, 2); ok {
+				var v anyVal
+				if v, ok = d.anyValue(true); ok {
+					val = d.valueText(v)
+				}
 			}
-			v, ok := d.anyValue(true)
-			if !ok {
-				return nil, val, false
-			}
-			val = d.valueText(v)
-		default:
-			return nil, val, false
 		}
-	}
+		return ok
+	})
+	// A pair without a key or a value is pdata's to decide.
+	return key, val, ok && mask == 3
 }
 
 // anyVal is one AnyValue read: a string, an int, a double, a bool, or (at
@@ -1090,36 +891,16 @@ func (d *fastJSON) boolean() (bool, bool) {
 // array reads an ArrayValue and writes it as pdata's AsString does: JSON
 // of its values.
 func (d *fastJSON) array() ([]byte, bool) {
-	if !d.eat('{') {
-		return nil, false
-	}
 	var vals []anyVal
 	var mask uint32
-	for first := true; ; first = false {
-		key, done, ok := d.field(first)
-		if !ok {
-			return nil, false
-		}
-		if done {
-			break
-		}
-		if string(key) != "values" || !seen(&mask, 1) || !d.eat('[') {
-			return nil, false
-		}
-		for f := true; ; f = false {
-			done, ok := d.elem(f)
-			if !ok {
-				return nil, false
-			}
-			if done {
-				break
-			}
+	if !d.object(func(key []byte) bool {
+		return string(key) == "values" && seen(&mask, 1) && d.list(func() bool {
 			v, ok := d.anyValue(false)
-			if !ok {
-				return nil, false
-			}
 			vals = append(vals, v)
-		}
+			return ok
+		})
+	}) {
+		return nil, false
 	}
 	// Strings of printable ASCII other than a quote or a backslash are
 	// written as they are; anything else as pdata writes it.

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -393,7 +392,7 @@ func cleanBytes(s []byte) []byte {
 	if utf8.Valid(s) {
 		return s
 	}
-	return []byte(strings.ToValidUTF8(string(s), "\uFFFD"))
+	return bytes.ToValidUTF8(s, []byte("\uFFFD"))
 }
 
 // skipString reads a string pdata keeps and flatten does not store.

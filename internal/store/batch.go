@@ -87,14 +87,12 @@ type Link struct {
 // record's spans, and a record is at most 256 MB (ingest.MaxRecordBytes),
 // whose text, even with ids in hex and numbers in decimal, is a few times
 // that: far from the 4 GB a Text can address.
-func (b *SpanBatch) Text(s string) Text {
-	t := Text{b.offset(len(s)), uint32(len(s))}
-	b.text = append(b.text, s...)
-	return t
-}
+func (b *SpanBatch) Text(s string) Text { return addText(b, s) }
 
 // BytesText adds s, which must be valid UTF-8, as Text does.
-func (b *SpanBatch) BytesText(s []byte) Text {
+func (b *SpanBatch) BytesText(s []byte) Text { return addText(b, s) }
+
+func addText[S string | []byte](b *SpanBatch, s S) Text {
 	t := Text{b.offset(len(s)), uint32(len(s))}
 	b.text = append(b.text, s...)
 	return t
@@ -139,10 +137,7 @@ func (b *SpanBatch) Len() int { return len(b.Spans) }
 // IntText adds i in decimal.
 func (b *SpanBatch) IntText(i int64) Text {
 	var digits [20]byte
-	d := strconv.AppendInt(digits[:0], i, 10)
-	t := Text{b.offset(len(d)), uint32(len(d))}
-	b.text = append(b.text, d...)
-	return t
+	return addText(b, strconv.AppendInt(digits[:0], i, 10))
 }
 
 // AddResource adds a resource whose attribute map is r (entries appended

@@ -283,7 +283,7 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	// The requests and their attempts are Go's second largest hold, used
 	// by Go alone from here.
 	var reqs []*analysis.Request
-	err = st.LoadAlone(ctx, func() (err error) {
+	err = st.LoadAlone(ctx, int64(all.Workload.LogicalRequests), func() (err error) {
 		reqs, err = analysis.LoadRequests(ctx, st, opt.Window)
 		return err
 	})

@@ -330,14 +330,10 @@ type cohort struct {
 // empty, so an empty bound means none.
 var sliceRequests int64 = 1 << 19
 
-// loadRows runs the segment query and returns each request, the values of
-// its dimensions (those of row i are values[i*len(spec.By):]) and the
-// texts the rows and values number.
-func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int64, baseline bool) ([]reqRow, []name, *names, error) {
-	var n int64
-	if err := st.QueryRow(ctx, "segment_count", since, until).Scan(&n); err != nil {
-		return nil, nil, nil, fmt.Errorf("segment requests: %w", err)
-	}
+// loadRows runs the segment query over the n requests of the window and
+// returns each request, the values of its dimensions (those of row i are
+// values[i*len(spec.By):]) and the texts the rows and values number.
+func loadRows(ctx context.Context, st *store.Store, spec *Spec, since, until int64, baseline bool, n int64) ([]reqRow, []name, *names, error) {
 	ranges := []idRange{{}}
 	if n > sliceRequests {
 		ends, err := st.Strings(ctx, "segment_slices", since, until, sliceRequests)

@@ -287,8 +287,12 @@ func ComputeMany(ctx context.Context, st *store.Store, specs []Spec) ([]Result, 
 	var rows []reqRow
 	var values []name
 	var nm *names
-	err := st.LoadAlone(ctx, func() (err error) {
-		rows, values, nm, err = loadRows(ctx, st, &read, since, until, withBaseline)
+	var n int64
+	if err := st.QueryRow(ctx, "segment_count", since, until).Scan(&n); err != nil {
+		return nil, fmt.Errorf("segment requests: %w", err)
+	}
+	err := st.LoadAlone(ctx, n, func() (err error) {
+		rows, values, nm, err = loadRows(ctx, st, &read, since, until, withBaseline, n)
 		return err
 	})
 	if err != nil {

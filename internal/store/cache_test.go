@@ -62,21 +62,31 @@ func TestDropCache(t *testing.T) {
 		t.Errorf("memory limit %s after DropCache, want %s", now, was)
 	}
 
-	// LoadAlone: what the load read goes back after it, and its error is
-	// returned as it is.
+	// LoadAlone over a small window: DuckDB keeps what the load read.
 	var sum int64
-	err = st.LoadAlone(ctx, func() error {
+	read := func() error {
 		return st.QueryRowText(ctx, `SELECT sum(length(s)) FROM big`).Scan(&sum)
-	})
-	if err != nil || sum != 2000000*32 {
+	}
+	if err := st.LoadAlone(ctx, store.CacheReturnRequests, read); err != nil || sum != 2000000*32 {
+		t.Fatalf("LoadAlone read %d, %v; want %d", sum, err, 2000000*32)
+	}
+	if kept := cachedBytes(t, st); kept < before/2 {
+		t.Errorf("after LoadAlone of a small window DuckDB holds %d of %d bytes of the table it read; want them kept", kept, before)
+	}
+	// Over a large one, what the load read goes back after it, and its
+	// error is returned as it is.
+	sum = 0
+	if err := st.LoadAlone(ctx, store.CacheReturnRequests+1, read); err != nil || sum != 2000000*32 {
 		t.Fatalf("LoadAlone read %d, %v; want %d", sum, err, 2000000*32)
 	}
 	if after := cachedBytes(t, st); after > before/10 {
 		t.Errorf("after LoadAlone DuckDB still holds %d of %d bytes of the table it read", after, before)
 	}
 	failed := errors.New("load failed")
-	if err := st.LoadAlone(ctx, func() error { return failed }); err != failed {
-		t.Errorf("LoadAlone with a failing load: %v, want %v", err, failed)
+	for _, n := range []int64{1, store.CacheReturnRequests + 1} {
+		if err := st.LoadAlone(ctx, n, func() error { return failed }); err != failed {
+			t.Errorf("LoadAlone(%d) with a failing load: %v, want %v", n, err, failed)
+		}
 	}
 
 	err = st.Tx(ctx, func() error {

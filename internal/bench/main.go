@@ -73,7 +73,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	spans := fs.String("spans", "1000000", "dump sizes in spans, comma-separated")
 	formats := fs.String("formats", "proto,json", "dump formats: proto (Collector 4-byte framing), json (OTLP/JSON lines)")
-	steps := fs.String("steps", "R,I,S,D,N,P", "steps to measure (R reference decode, I ingest, S storing alone, D derive, N nightly run, P pure-SQL load)")
+	steps := fs.String("steps", "R,I,S,D,Q,N,P", "steps to measure (R reference decode, I ingest, S storing alone, D derive, Q report once derived, N nightly run, P pure-SQL load)")
 	dir := fs.String("dir", filepath.Join(os.TempDir(), "retryscope-bench"), "where dumps, databases and the binary go")
 	out := fs.String("out", "", "also write the results to this file (default DIR/results.txt)")
 	seed := fs.Int64("seed", 11, "seed of the generated dumps")
@@ -279,6 +279,11 @@ func measure(ctx context.Context, step, bin, self string, d dumpFiles, dir strin
 			return r, fmt.Errorf("D needs the database I made: run I first")
 		}
 		cmd = exec.CommandContext(ctx, bin, "report", "--db", db, "--format", "json", "-o", os.DevNull)
+	case "Q":
+		if _, err := os.Stat(db); err != nil {
+			return r, fmt.Errorf("Q needs the database D derived: run I and D first")
+		}
+		cmd = exec.CommandContext(ctx, bin, "report", "--db", db, "--format", "json", "-o", os.DevNull)
 	case "N":
 		nightly := filepath.Join(dir, "bench-night-"+d.name+".duckdb")
 		removeDB(nightly)
@@ -291,7 +296,7 @@ func measure(ctx context.Context, step, bin, self string, d dumpFiles, dir strin
 		removeDB(flat)
 		cmd = exec.CommandContext(ctx, self, append([]string{"sqlload", flat}, d.parts...)...)
 	default:
-		return r, fmt.Errorf("unknown step %q (want R, I, S, D, N or P)", step)
+		return r, fmt.Errorf("unknown step %q (want R, I, S, D, Q, N or P)", step)
 	}
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -312,6 +317,9 @@ func measure(ctx context.Context, step, bin, self string, d dumpFiles, dir strin
 		}
 		r.cpu = max(copied-scan, 0)
 		r.note = fmt.Sprintf("copy %.2f CPU s, less %.2f CPU s reading", copied, scan)
+	}
+	if step == "Q" && deriveLines.MatchString(stderr.String()) {
+		return r, fmt.Errorf("Q needs the database D derived, and this one was derived by Q itself: run D first")
 	}
 	if step == "D" {
 		derive, err := deriveSeconds(stderr.String())
@@ -359,7 +367,7 @@ func report(w io.Writer, results []result) {
 	for _, r := range results {
 		ratio := ""
 		switch r.step {
-		case "I", "D", "N":
+		case "I", "D", "Q", "N":
 			if ref := find(results, r.dump, "R"); ref != nil {
 				ratio = fmt.Sprintf("%s/R %.2f", r.step, r.seconds/ref.seconds)
 			}
@@ -383,6 +391,7 @@ func report(w io.Writer, results []result) {
 		}
 	}
 	fmt.Fprintln(w, "\nR: pdata decoding the dump on one core; I: ingest into a fresh database; D: the first derive;"+
+		"\nQ: a report of the database D derived (the whole `report --format json` process);"+
 		"\nN: a whole nightly run into an empty database; P: DuckDB read_ndjson + unnest into a flat span table;"+
 		"\nS: DuckDB storing I's spans alone (copying them into a fresh database on one thread, the reading taken off):"+
 		fmt.Sprintf("\nits CPU seconds over %d cores are the least time any ingest into DuckDB takes here, decoding free,", cores)+

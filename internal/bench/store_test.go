@@ -92,10 +92,11 @@ func TestReportLeastIngestRatio(t *testing.T) {
 		{dump: "proto-1000", spans: 1000, step: "R", seconds: 2, cpu: 2},
 		{dump: "proto-1000", spans: 1000, step: "I", seconds: 9, cpu: 14},
 		{dump: "proto-1000", spans: 1000, step: "S", seconds: 7, cpu: 6},
+		{dump: "proto-1000", spans: 1000, step: "Q", seconds: 5, cpu: 7},
 	})
 	cores := float64(runtime.NumCPU())
 	want := fmt.Sprintf("least I/R %.2f, %.2f decoding as R", 6/cores/2, (6+2)/cores/2)
-	for _, w := range []string{want, "I/R 4.50"} {
+	for _, w := range []string{want, "I/R 4.50", "Q/R 2.50"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("report lacks %q:\n%s", w, out.String())
 		}

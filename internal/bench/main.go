@@ -274,14 +274,9 @@ func measure(ctx context.Context, step, bin, self string, d dumpFiles, dir strin
 		removeDB(copied)
 		defer removeDB(copied)
 		cmd = exec.CommandContext(ctx, self, "store", db, copied)
-	case "D":
+	case "D", "Q": // the same report: D's derives the database I made, Q's reads it derived
 		if _, err := os.Stat(db); err != nil {
-			return r, fmt.Errorf("D needs the database I made: run I first")
-		}
-		cmd = exec.CommandContext(ctx, bin, "report", "--db", db, "--format", "json", "-o", os.DevNull)
-	case "Q":
-		if _, err := os.Stat(db); err != nil {
-			return r, fmt.Errorf("Q needs the database D derived: run I and D first")
+			return r, fmt.Errorf("%s needs the database I made: run I first", step)
 		}
 		cmd = exec.CommandContext(ctx, bin, "report", "--db", db, "--format", "json", "-o", os.DevNull)
 	case "N":

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/retryscope/retryscope/analysis"
@@ -236,16 +237,59 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 		specs = append(specs, spec)
 	}
 	opt.step(0)
-	results, err := segment.ComputeMany(ctx, st, specs)
+	loaded, err := segment.Load(ctx, st, specs)
 	if err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
+	// Measuring the rows is Go's work alone. For a window whose rows and
+	// the marginal yield's requests fit beside each other, it runs while
+	// DuckDB answers the queries of the next three steps; a larger
+	// window's rows are measured first, and their memory goes back to the
+	// system before DuckDB's queries instead of staying beside DuckDB's
+	// until Go next collects (at 10M spans, 1.4 GB for 8 s).
+	var results []segment.Result
+	measured := make(chan struct{})
+	n := int64(loaded.Requests())
+	if n <= store.CacheReturnRequests {
+		go func() {
+			defer close(measured)
+			results = loaded.Measure()
+		}()
+	} else {
+		results = loaded.Measure()
+		close(measured)
+		debug.FreeOSMemory()
+	}
+	opt.step(1)
+	extras, err := workloadExtras(ctx, st, opt.Window)
+	if err != nil {
+		return nil, err
+	}
+	opt.step(2)
+	if opt.Baseline != "" && opt.Baseline != "none" {
+		blocks, err := baseline.Summarize(ctx, st, opt.Baseline, opt.Window)
+		if err != nil && !errors.Is(err, baseline.ErrNotComputed) {
+			return nil, fmt.Errorf("baselines: %w", err)
+		}
+		if blocks != nil {
+			rep.Baselines = blocks
+		}
+	}
+	opt.step(3)
+	// The requests and their attempts are Go's second largest hold, used
+	// by Go alone from here.
+	var reqs []*analysis.Request
+	err = st.LoadAlone(ctx, n, func() (err error) {
+		reqs, err = analysis.LoadRequests(ctx, st, opt.Window)
+		return err
+	})
+	<-measured
+	if err != nil {
+		return nil, fmt.Errorf("marginal yield: %w", err)
+	}
 	all := results[0]
 	rep.Workload.Measures, rep.samples = all.Workload, all.Samples
-	// The requests' rows are garbage now, and DuckDB's queries come next:
-	// their memory goes back to the system instead of staying beside
-	// DuckDB's until Go next collects (at 10M spans, 1.4 GB for 8 s).
-	debug.FreeOSMemory()
+	rep.addExtras(extras)
 	rep.settings.baseline, rep.settings.seed, rep.settings.resamples = all.Baseline, all.Seed, all.Resamples
 	rep.settings.minCohort = cmp.Or(spec.MinCohort, segment.DefaultMinCohort)
 	rep.Notes = all.Notes
@@ -265,36 +309,20 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 			rep.SegmentsTotal = &res.Workload
 		}
 	}
-	opt.step(1)
-	if err := rep.workloadExtras(ctx, st, opt.Window); err != nil {
-		return nil, err
-	}
-	opt.step(2)
-	if opt.Baseline != "" && opt.Baseline != "none" {
-		blocks, err := baseline.Summarize(ctx, st, opt.Baseline, opt.Window)
-		if err != nil && !errors.Is(err, baseline.ErrNotComputed) {
-			return nil, fmt.Errorf("baselines: %w", err)
-		}
-		if blocks != nil {
-			rep.Baselines = blocks
-		}
-	}
-	opt.step(3)
-	// The requests and their attempts are Go's second largest hold, used
-	// by Go alone from here.
-	var reqs []*analysis.Request
-	err = st.LoadAlone(ctx, int64(all.Workload.LogicalRequests), func() (err error) {
-		reqs, err = analysis.LoadRequests(ctx, st, opt.Window)
-		return err
+	// The marginal yield, the capacity and the findings read the requests
+	// and write nothing they share: the first two, Go's alone, run beside
+	// the findings, which query the store too.
+	var wg sync.WaitGroup
+	rule, minCohort, hiddenMs := model.Rule{MinTail: all.MinTail}, rep.settings.minCohort, all.Workload.HiddenWorkMs
+	wg.Go(func() { rep.MarginalYield = analysis.MarginalYieldOf(reqs, rule, opt.YieldBudget, minCohort) })
+	wg.Go(func() {
+		rep.Capacity = analysis.MeasureCapacity(reqs, analysis.CapacityStep(reqs), hiddenMs)
+		rep.Capacity.AgainstWorkers(opt.Workers)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("marginal yield: %w", err)
-	}
-	rep.MarginalYield = analysis.MarginalYieldOf(reqs, model.Rule{MinTail: all.MinTail}, opt.YieldBudget, rep.settings.minCohort)
-	rep.Capacity = analysis.MeasureCapacity(reqs, analysis.CapacityStep(reqs), all.Workload.HiddenWorkMs)
-	rep.Capacity.AgainstWorkers(opt.Workers)
 	opt.step(4)
-	if rep.Findings, err = analysis.Findings(analysis.WithRequests(ctx, opt.Window, reqs), st, opt.Window, &all); err != nil {
+	rep.Findings, err = analysis.Findings(analysis.WithRequests(ctx, opt.Window, reqs), st, opt.Window, &all)
+	wg.Wait()
+	if err != nil {
 		return nil, fmt.Errorf("findings: %w", err)
 	}
 	i := &rep.Ingest
@@ -315,9 +343,17 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	return rep, nil
 }
 
-// workloadExtras adds what only the whole workload has: nesting, triggers,
-// rebuild rules and the plausible ranges.
-func (rep *Report) workloadExtras(ctx context.Context, st *store.Store, win model.Window) error {
+// extras is what only the whole workload has: nesting, triggers, rebuild
+// rules and the count shifts behind the plausible ranges.
+type extras struct {
+	layers   []LayerRow
+	triggers []TriggerRow
+	linkage  []LinkageRow
+	shifts   model.CountShifts
+}
+
+// workloadExtras reads the extras of the requests of win.
+func workloadExtras(ctx context.Context, st *store.Store, win model.Window) (extras, error) {
 	lo, hi := win.Bounds()
 	// No attempt starts much before its request: an hour covers clock skew
 	// between services and lets the queries skip older attempts.
@@ -325,46 +361,54 @@ func (rep *Report) workloadExtras(ctx context.Context, st *store.Store, win mode
 	if from > math.MinInt64+int64(time.Hour) {
 		from -= int64(time.Hour)
 	}
-	w := &rep.Workload
-	w.Percentiles = model.PercentileDefinition
+	var x extras
 	var err error
-	if w.AmplificationByLayers, err = layers(ctx, st, lo, hi); err != nil {
-		return fmt.Errorf("layers: %w", err)
+	if x.layers, err = layers(ctx, st, lo, hi); err != nil {
+		return x, fmt.Errorf("layers: %w", err)
 	}
-	w.Triggers = []TriggerRow{}
+	x.triggers = []TriggerRow{}
 	err = st.EachRow(ctx, "report_triggers", []any{lo, hi, from}, func(rows *sql.Rows) error {
 		var r TriggerRow
 		err := rows.Scan(&r.Trigger, &r.Attempts)
-		w.Triggers = append(w.Triggers, r)
+		x.triggers = append(x.triggers, r)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("triggers: %w", err)
+		return x, fmt.Errorf("triggers: %w", err)
 	}
-	rep.Linkage = []LinkageRow{}
+	x.linkage = []LinkageRow{}
 	err = st.EachRow(ctx, "report_linkage", []any{lo, hi}, func(rows *sql.Rows) error {
 		var r LinkageRow
 		err := rows.Scan(&r.Linkage, &r.Requests, &r.Attempts, &r.Retried, &r.Inferred, &r.Example)
-		if w.LogicalRequests > 0 {
-			r.InferredShare = float64(r.Inferred) / float64(w.LogicalRequests)
-		}
-		rep.Linkage = append(rep.Linkage, r)
+		x.linkage = append(x.linkage, r)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("linkage: %w", err)
+		return x, fmt.Errorf("linkage: %w", err)
 	}
-	var shifts model.CountShifts
-	d, u := &shifts.Down, &shifts.Up
+	d, u := &x.shifts.Down, &x.shifts.Up
 	err = st.QueryRow(ctx, "report_ranges", lo, hi).Scan(&d.Requests, &d.Retried, &d.RetriedOK, &d.Failed,
 		&u.Requests, &u.Retried, &u.RetriedOK, &u.Failed)
 	if err != nil {
-		return fmt.Errorf("ranges: %w", err)
+		return x, fmt.Errorf("ranges: %w", err)
 	}
-	w.Ranges = shifts.Ranges(model.Counts{Requests: int64(w.LogicalRequests), Attempts: w.Attempts,
+	return x, nil
+}
+
+// addExtras adds x to the workload, whose measures are in: the shares and
+// ranges are of its counts.
+func (rep *Report) addExtras(x extras) {
+	w := &rep.Workload
+	w.Percentiles = model.PercentileDefinition
+	w.AmplificationByLayers, w.Triggers, rep.Linkage = x.layers, x.triggers, x.linkage
+	for i := range rep.Linkage {
+		if r := &rep.Linkage[i]; w.LogicalRequests > 0 {
+			r.InferredShare = float64(r.Inferred) / float64(w.LogicalRequests)
+		}
+	}
+	w.Ranges = x.shifts.Ranges(model.Counts{Requests: int64(w.LogicalRequests), Attempts: w.Attempts,
 		Retried: int64(w.Retried), RetriedOK: int64(w.Rescued), Failed: int64(w.Failed)})
 	w.RangeMethod = rangeMethod
-	return nil
 }
 
 // layers turns tries per layer into multipliers per depth of nesting.

@@ -246,12 +246,40 @@ func Compute(ctx context.Context, st *store.Store, spec Spec) (Result, error) {
 // in everything else: it reads the requests once, with the dimensions of
 // every spec, and gives one Result per spec, in order.
 func ComputeMany(ctx context.Context, st *store.Store, specs []Spec) ([]Result, error) {
+	l, err := Load(ctx, st, specs)
+	if err != nil {
+		return nil, err
+	}
+	return l.Measure(), nil
+}
+
+// Loaded is the requests ComputeMany reads, before they are measured.
+type Loaded struct {
+	specs        []Spec
+	all          []stats
+	rows         []reqRow
+	values       []name
+	names        *names
+	dims         int
+	withBaseline bool
+}
+
+// Requests is how many requests l holds.
+func (l *Loaded) Requests() int {
+	if l == nil {
+		return 0
+	}
+	return len(l.rows)
+}
+
+// Load is ComputeMany's reading of the store; Measure is the rest, which
+// is Go's alone: it may run while the store runs other queries.
+func Load(ctx context.Context, st *store.Store, specs []Spec) (*Loaded, error) {
 	if len(specs) == 0 {
 		return nil, nil
 	}
 	read := specs[0]
 	read.By = nil
-	out := make([]Result, len(specs))
 	all := make([]stats, len(specs))
 	for i := range specs {
 		spec := &specs[i]
@@ -298,14 +326,25 @@ func ComputeMany(ctx context.Context, st *store.Store, specs []Spec) ([]Result, 
 	if err != nil {
 		return nil, err
 	}
+	return &Loaded{specs: specs, all: all, rows: rows, values: values, names: nm, dims: len(read.By), withBaseline: withBaseline}, nil
+}
+
+// Measure gives one Result per spec of Load, in order. It reads nothing
+// from the store. l holds no rows after it.
+func (l *Loaded) Measure() []Result {
+	if l == nil {
+		return nil
+	}
+	out := make([]Result, len(l.specs))
 	first := 0
-	for i := range specs {
-		all[i].names = nm
-		n := len(specs[i].By)
-		out[i] = measureSpec(&specs[i], all[i], rows, cohortsOf(len(rows), values, nm, len(read.By), first, n), withBaseline)
+	for i := range l.specs {
+		l.all[i].names = l.names
+		n := len(l.specs[i].By)
+		out[i] = measureSpec(&l.specs[i], l.all[i], l.rows, cohortsOf(len(l.rows), l.values, l.names, l.dims, first, n), l.withBaseline)
 		first += n
 	}
-	return out, nil
+	l.rows, l.values = nil, nil
+	return out
 }
 
 // sameRequests: specs a and b read the same requests.

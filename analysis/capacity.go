@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"cmp"
 	"slices"
 	"time"
 
@@ -129,56 +128,127 @@ func CapacityStep(reqs []*Request) time.Duration {
 	return niceSteps[len(niceSteps)-1]
 }
 
-// flightEdge is an attempt starting (+1) or ending (−1).
-type flightEdge struct {
-	at    int64
-	delta int
-	first bool
+// flightEdges are the instants attempts start and end, each list sorted
+// on its own ([1] those of first attempts, [0] the rest's), read merged
+// in time order, ends before starts at the same instant: an attempt is
+// in flight over [start, end). Which of two edges of the same kind at the
+// same instant comes first changes no figure. Sorting four lists of
+// integers instead of the edges as structs halves MeasureCapacity's time
+// and takes a third of its memory (BenchmarkMeasureCapacity).
+type flightEdges struct {
+	starts, ends [2][]int64
+	si, ei       [2]int
+}
+
+// newFlightEdges gathers and sorts the edges of reqs' attempts.
+func newFlightEdges(reqs []*Request) *flightEdges {
+	var f flightEdges
+	firsts, rest := 0, 0
+	for _, r := range reqs {
+		if len(r.at) > 0 {
+			firsts, rest = firsts+1, rest+len(r.at)-1
+		}
+	}
+	for k, n := range [2]int{rest, firsts} {
+		f.starts[k], f.ends[k] = make([]int64, 0, n), make([]int64, 0, n)
+	}
+	for _, r := range reqs {
+		for k, a := range r.at {
+			i := 0
+			if k == 0 {
+				i = 1
+			}
+			f.starts[i] = append(f.starts[i], a.startNs)
+			f.ends[i] = append(f.ends[i], a.endNs)
+		}
+	}
+	for k := range 2 {
+		slices.Sort(f.starts[k])
+		slices.Sort(f.ends[k])
+	}
+	return &f
+}
+
+// bounds are the first and the last edge's instants; ok is false without
+// edges.
+func (f *flightEdges) bounds() (lo, hi int64, ok bool) {
+	for _, l := range [][]int64{f.starts[0], f.starts[1], f.ends[0], f.ends[1]} {
+		if len(l) == 0 {
+			continue
+		}
+		if !ok {
+			lo, hi, ok = l[0], l[len(l)-1], true
+		}
+		lo, hi = min(lo, l[0]), max(hi, l[len(l)-1])
+	}
+	return lo, hi, ok
+}
+
+// head is the index of the list of two whose next instant is earlier,
+// -1 when both are read.
+func head(l *[2][]int64, i *[2]int) int {
+	h := -1
+	for k := range 2 {
+		if i[k] < len(l[k]) && (h < 0 || l[k][i[k]] < l[h][i[h]]) {
+			h = k
+		}
+	}
+	return h
+}
+
+// next is the next edge: its instant, +1 for a start or -1 for an end,
+// and whether it is a first attempt's; ok is false once all are read.
+func (f *flightEdges) next() (at int64, delta int, first, ok bool) {
+	e, s := head(&f.ends, &f.ei), head(&f.starts, &f.si)
+	switch {
+	case e >= 0 && (s < 0 || f.ends[e][f.ei[e]] <= f.starts[s][f.si[s]]):
+		at = f.ends[e][f.ei[e]]
+		f.ei[e]++
+		return at, -1, e == 1, true
+	case s >= 0:
+		at = f.starts[s][f.si[s]]
+		f.si[s]++
+		return at, 1, s == 1, true
+	}
+	return 0, 0, false, false
 }
 
 // MeasureCapacity measures the timeline of reqs in buckets of step.
 func MeasureCapacity(reqs []*Request, step time.Duration, hiddenMs float64) *Capacity {
 	w := int64(step)
 	c := &Capacity{BucketMs: float64(w) / 1e6, HiddenWorkMs: hiddenMs, Buckets: []CapacityBucket{}, Spikes: []Spike{}}
-	n := 0
-	for _, r := range reqs {
-		n += 2 * len(r.at)
-	}
-	edges := make([]flightEdge, 0, n)
-	for _, r := range reqs {
-		for k, a := range r.at {
-			edges = append(edges, flightEdge{a.startNs, 1, k == 0}, flightEdge{a.endNs, -1, k == 0})
-		}
-	}
-	if len(edges) == 0 {
+	edges := newFlightEdges(reqs)
+	lo, hi, ok := edges.bounds()
+	if !ok {
 		return c
 	}
-	// Ends before starts at the same instant: an attempt is in flight over
-	// [start, end).
-	slices.SortFunc(edges, func(a, b flightEdge) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.delta, b.delta)) })
-	first := floorTo(edges[0].at, w)
-	n = int((floorTo(edges[len(edges)-1].at, w)-first)/w) + 1
+	first := floorTo(lo, w)
+	n := int((floorTo(hi, w)-first)/w) + 1
 	busy, busyFirst := make([]int64, n), make([]int64, n)
 	peak := make([]int, n)
 	inFlight, inFirst := 0, 0
-	prev := edges[0].at
+	prev := lo
 	var peakAt int64
-	for _, e := range edges {
-		spread(busy, first, w, prev, e.at, int64(inFlight))
-		spread(busyFirst, first, w, prev, e.at, int64(inFirst))
+	for {
+		at, delta, isFirst, ok := edges.next()
+		if !ok {
+			break
+		}
+		spread(busy, first, w, prev, at, int64(inFlight))
+		spread(busyFirst, first, w, prev, at, int64(inFirst))
 		// A bucket entered with attempts in flight peaks at least there.
-		for b := int((prev-first)/w) + 1; first+int64(b)*w < e.at && inFlight > 0; b++ {
+		for b := int((prev-first)/w) + 1; first+int64(b)*w < at && inFlight > 0; b++ {
 			peak[b] = max(peak[b], inFlight)
 		}
-		prev = e.at
-		inFlight += e.delta
-		if e.first {
-			inFirst += e.delta
+		prev = at
+		inFlight += delta
+		if isFirst {
+			inFirst += delta
 		}
-		b := int((e.at - first) / w)
+		b := int((at - first) / w)
 		peak[b] = max(peak[b], inFlight)
 		if inFlight > c.PeakAttemptsInFlight {
-			c.PeakAttemptsInFlight, peakAt = inFlight, e.at
+			c.PeakAttemptsInFlight, peakAt = inFlight, at
 		}
 		c.PeakFirstAttemptsInFlight = max(c.PeakFirstAttemptsInFlight, inFirst)
 	}

@@ -126,32 +126,51 @@ type tally struct {
 	popAddedN        int
 }
 
+// The columns of baseline_summary_rows, read by name.
+const (
+	bsRetried = iota
+	bsLatency
+	bsHasRow
+	bsL0
+	bsProvenance
+	bsMethod
+	bsReason
+	bsDistance
+	bsInPopulation
+	bsColumns
+)
+
+var summaryCols = [bsColumns]store.Col{
+	bsRetried:      store.BoolCol("retried"),
+	bsLatency:      store.FloatCol("latency_ms"),
+	bsHasRow:       store.BoolCol("has_row"),
+	bsL0:           store.FloatCol("l0_ms"),
+	bsProvenance:   store.TextCol("provenance"),
+	bsMethod:       store.TextCol("method"),
+	bsReason:       store.TextCol("reason"),
+	bsDistance:     store.FloatCol("match_distance"),
+	bsInPopulation: store.BoolCol("in_population"),
+}
+
 func summarizeKind(ctx context.Context, st *store.Store, kind string, w model.Window) (Block, error) {
 	t := tally{provenances: map[string]int{}, methods: map[string]string{}, reasons: map[string]int{}}
 	lo, hi := w.Bounds()
-	rows, err := st.Query(ctx, "baseline_summary_rows", kind, lo, hi)
+	// A row a request, read a chunk at a time: through database/sql each
+	// row's scan cost as much as DuckDB's query.
+	err := st.StreamChunks(ctx, store.QueryFile("baseline_summary_rows"), []any{kind, lo, hi}, summaryCols[:], func(c *store.Chunk) error {
+		for i := range c.Len() {
+			row := c.Row(i)
+			if d, ok := c.Float(bsDistance, i); ok {
+				t.distances = append(t.distances, d)
+			}
+			var l0 sql.NullFloat64
+			l0.Float64, l0.Valid = c.Float(bsL0, i)
+			t.add(row.Bool(bsRetried), row.Bool(bsHasRow), row.Bool(bsInPopulation), row.Float(bsLatency), l0,
+				row.Text(bsProvenance), row.Text(bsMethod), row.Text(bsReason))
+		}
+		return nil
+	})
 	if err != nil {
-		return Block{}, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			id                         string
-			retried, hasRow, inPop     bool
-			latency                    float64
-			l0                         sql.NullFloat64
-			provenance, method, reason sql.NullString
-			distance                   sql.NullFloat64
-		)
-		if err := rows.Scan(&id, &retried, &latency, &hasRow, &l0, &provenance, &method, &reason, &distance, &inPop); err != nil {
-			return Block{}, err
-		}
-		if distance.Valid {
-			t.distances = append(t.distances, distance.Float64)
-		}
-		t.add(retried, hasRow, inPop, latency, l0, provenance.String, method.String, reason.String)
-	}
-	if err := rows.Err(); err != nil {
 		return Block{}, err
 	}
 	return t.block(kind), nil

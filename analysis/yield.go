@@ -184,6 +184,7 @@ func LoadRequests(ctx context.Context, st *store.Store, win model.Window) ([]*Re
 	var atts []yieldAttempt
 	var cur *Request
 	var curID string
+	var curOK bool
 	err := st.StreamChunks(ctx, store.QueryFile("yield_attempts"), []any{lo, hi, from}, yieldCols[:], func(c *store.Chunk) error {
 		for i := range c.Len() {
 			row := c.Row(i)
@@ -201,15 +202,20 @@ func LoadRequests(ctx context.Context, st *store.Store, win model.Window) ([]*Re
 				// The segment's values repeat across requests: one copy each.
 				seg := func(col int) string { return unique.Make(row.Text(col)).Value() }
 				reqs = append(reqs, Request{seg: [3]string{seg(yService), seg(yOperation), seg(yRoute)},
-					startNs: row.Int(yReqStart), latency: row.Float(yLatency), attempts: n, used: int(row.Int(yUsedOrdinal)), unfinished: row.Bool(yUnfinished),
+					startNs: row.Int(yReqStart), latency: row.Float(yLatency), attempts: n, unfinished: row.Bool(yUnfinished),
 					at: atts[len(atts) : len(atts) : len(atts)+room]})
 				atts = atts[:len(atts)+room]
-				cur = &reqs[len(reqs)-1]
+				cur, curOK = &reqs[len(reqs)-1], row.Bool(yOK)
 				curID = row.Text(yRequestID)
 				out = append(out, cur)
 			}
-			if ordinal := row.Int(yOrdinal); ordinal != int64(len(cur.at)+1) {
+			ordinal := row.Int(yOrdinal)
+			if ordinal != int64(len(cur.at)+1) {
 				return fmt.Errorf("request %s: attempt %d follows %d", curID, ordinal, len(cur.at))
+			}
+			// The answer used is the first final attempt that succeeded.
+			if curOK && cur.used == 0 && row.Bool(yFinalOK) {
+				cur.used = int(ordinal)
 			}
 			cur.at = append(cur.at, yieldAttempt{startNs: row.Int(yStart), endNs: row.Int(yEnd),
 				endMs: row.Float(yEndOffset), costMs: row.Float(yCost), tokens: row.Int(yTokens), hiddenMs: row.Float(yHidden), rejected: row.Bool(yRejected)})
@@ -231,8 +237,9 @@ const (
 	yReqStart
 	yLatency
 	yReqAttempts
-	yUsedOrdinal
+	yOK
 	yOrdinal
+	yFinalOK
 	yStart
 	yEnd
 	yEndOffset
@@ -252,8 +259,9 @@ var yieldCols = [yieldColumns]store.Col{
 	yReqStart:    store.IntCol("req_start_ns"),
 	yLatency:     store.FloatCol("latency_ms"),
 	yReqAttempts: store.IntCol("req_attempts"),
-	yUsedOrdinal: store.IntCol("used_ordinal"),
+	yOK:          store.BoolCol("ok"),
 	yOrdinal:     store.IntCol("ordinal"),
+	yFinalOK:     store.BoolCol("final_ok"),
 	yStart:       store.IntCol("start_ns"),
 	yEnd:         store.IntCol("end_ns"),
 	yEndOffset:   store.FloatCol("end_offset_ms"),

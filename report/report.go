@@ -249,6 +249,9 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 	// until Go next collects (at 10M spans, 1.4 GB for 8 s).
 	var results []segment.Result
 	measured := make(chan struct{})
+	// A step's error returns once the rows are measured: nothing is left
+	// running after Build.
+	defer func() { <-measured }()
 	n := int64(loaded.Requests())
 	if n <= store.CacheReturnRequests {
 		go func() {

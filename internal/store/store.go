@@ -118,12 +118,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if opt.ReadOnly {
 		return s, nil
 	}
-	var unfinished bool
-	err = s.QueryRow(ctx, "drop_unfinished_needed").Scan(&unfinished)
-	if err == nil && unfinished {
-		_, err = s.Exec(ctx, "drop_unfinished")
-	}
-	if err != nil {
+	if _, err := s.Exec(ctx, "drop_unfinished"); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("clean up an interrupted ingest in %s: %w", path, err)
 	}

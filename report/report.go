@@ -242,7 +242,9 @@ func Build(ctx context.Context, st *store.Store, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
 	// Measuring the rows is Go's work alone. For a window whose rows and
-	// the marginal yield's requests fit beside each other, it runs while
+	// the marginal yield's requests fit beside each other (the small
+	// windows of store.CacheReturnRequests, for which LoadAlone keeps
+	// DuckDB's cache as well), it runs while
 	// DuckDB answers the queries of the next three steps; a larger
 	// window's rows are measured first, and their memory goes back to the
 	// system before DuckDB's queries instead of staying beside DuckDB's

@@ -300,7 +300,8 @@ func TestOutOfMemoryNamesTheFlag(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != exitFailed {
 		t.Fatalf("exit %d, want 1\n%s", code, out)
 	}
-	if !strings.Contains(string(out), "Out of Memory Error") || !strings.Contains(string(out), "run again with a larger one, e.g. --memory-limit 4GB") {
+	if !strings.Contains(string(out), "Out of Memory Error") || !strings.Contains(string(out), "run again with a larger one, e.g. --memory-limit 4GB") ||
+		!strings.Contains(string(out), "(it had 9.5 MiB;") {
 		t.Errorf("no out-of-memory error naming --memory-limit:\n%s", out)
 	}
 	// With room, the same report is written.
@@ -328,6 +329,23 @@ func TestMemoryHintOnlyForMemory(t *testing.T) {
 	for _, c := range cases {
 		if got := memoryHint(c.err) != ""; got != c.hint {
 			t.Errorf("%q: hint %v, want %v", c.err, got, c.hint)
+		}
+	}
+}
+
+// The hint names the limit DuckDB ran out of, whether the default or one
+// given, and suggests at least twice it: a user who gave 8GB is not told
+// to try 4GB.
+func TestMemoryHintNamesTheLimit(t *testing.T) {
+	for _, c := range []struct{ msg, limit, suggest string }{
+		{"report: Out of Memory Error: failed to pin block of size 256.0 KiB (95.2 MiB/95.3 MiB used)", "(it had 95.3 MiB; the default is 1GB", "--memory-limit 4GB"},
+		{"report: Out of Memory Error: could not allocate block of size 256.0 KiB (953.6 MiB/953.6 MiB used)", "(it had 953.6 MiB; the default is 1GB", "--memory-limit 4GB"},
+		{"derive: Out of Memory Error: failed to allocate data of size 16.0 MiB (7.4 GiB/7.5 GiB used)", "(it had 7.5 GiB; the default is 1GB", "--memory-limit 15GB"},
+		{"report: Out of Memory Error: failed to allocate data of size 16.0 MiB", "(1GB, 128MB while ingesting, unless given)", "--memory-limit 4GB"},
+	} {
+		hint := memoryHint(errors.New(c.msg))
+		if !strings.Contains(hint, c.limit) || !strings.HasSuffix(hint, c.suggest) {
+			t.Errorf("%q: hint %q, want it to say %q and end %q", c.msg, hint, c.limit, c.suggest)
 		}
 	}
 }

@@ -11,11 +11,8 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"regexp"
 	"runtime/debug"
 	"runtime/pprof"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -131,29 +128,11 @@ func memoryHint(err error) string {
 	}
 	had := defaultMemoryLimit + ", " + ingestMemoryLimit + " while ingesting, unless given"
 	suggest := 4
-	if limit, bytes, ok := duckdbLimit(err.Error()); ok {
+	if limit, bytes, ok := store.MemoryLimitHit(err); ok {
 		had = "it had " + limit + "; the default is " + defaultMemoryLimit + ", " + ingestMemoryLimit + " while ingesting"
 		suggest = max(suggest, int(math.Ceil(2*bytes/(1<<30))))
 	}
 	return fmt.Sprintf("DuckDB needed more memory than --memory-limit lets it have (%s): run again with a larger one, e.g. --memory-limit %dGB", had, suggest)
-}
-
-// usedOfLimit is how DuckDB's out-of-memory errors end: "(95.2 MiB/95.3 MiB
-// used)", what its buffer manager held and its limit.
-var usedOfLimit = regexp.MustCompile(`\([0-9.]+ [KMGTP]iB/([0-9.]+) ([KMGTP])iB used\)`)
-
-// duckdbLimit is the memory limit a DuckDB out-of-memory message states,
-// as it states it and in bytes.
-func duckdbLimit(msg string) (string, float64, bool) {
-	m := usedOfLimit.FindStringSubmatch(msg)
-	if m == nil {
-		return "", 0, false
-	}
-	n, err := strconv.ParseFloat(m[1], 64)
-	if err != nil {
-		return "", 0, false
-	}
-	return m[1] + " " + m[2] + "iB", n * math.Pow(1024, float64(strings.Index("KMGTP", m[2])+1)), true
 }
 
 // dispatch runs the command args name.

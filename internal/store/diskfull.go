@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -38,6 +39,22 @@ func OutOfMemory(err error) bool {
 		return true
 	}
 	return strings.Contains(err.Error(), "Out of Memory Error")
+}
+
+// usedOfLimit is how DuckDB's out-of-memory messages end: "(95.2 MiB/95.3
+// MiB used)", what its buffer manager held and its limit.
+var usedOfLimit = regexp.MustCompile(`\([0-9.]+ [KMGT]iB/([0-9.]+ [KMGT]iB) used\)`)
+
+// MemoryLimitHit is the memory limit an out-of-memory message of DuckDB's
+// states, as the message writes it ("95.3 MiB") and in bytes; ok false
+// when it states none.
+func MemoryLimitHit(err error) (limit string, bytes float64, ok bool) {
+	m := usedOfLimit.FindStringSubmatch(err.Error())
+	if m == nil {
+		return "", 0, false
+	}
+	bytes, ok = parseSize(m[1])
+	return m[1], bytes, ok
 }
 
 // ExplainFull says "no space left on device" for a failure a full disk

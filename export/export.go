@@ -108,8 +108,15 @@ func exportTable(ctx context.Context, st *store.Store, dir, name string, days []
 	var res Result
 	src := queries.Get("export_" + name)
 	tableDir := filepath.Join(dir, name)
-	if _, err := os.Stat(tableDir); err != nil {
-		// A table with no rows on any day gets no folder.
+	if name == "requests" {
+		// The requests' folder marks the dataset, and is there even with
+		// no rows: a run of a shard that got no spans writes a dataset of
+		// no requests, which report --dataset takes as one.
+		if err := os.MkdirAll(tableDir, 0o755); err != nil {
+			return res, err
+		}
+	} else if _, err := os.Stat(tableDir); err != nil {
+		// Any other table with no rows on any day gets no folder.
 		defer func() {
 			if res.Files == 0 {
 				os.Remove(tableDir)

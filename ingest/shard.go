@@ -34,7 +34,8 @@ const MaxShards = 1024
 type ShardOptions struct {
 	// N is how many shards, from 2 to MaxShards.
 	N int
-	// Dir receives shard-K-of-N/traces.jsonl for K from 1 to N.
+	// Dir receives shard-K-of-N/traces.jsonl for K from 1 to N (a shard
+	// with no spans, its directory alone).
 	Dir    string
 	Limits Limits
 	// Log receives a line per file and one per record left out.
@@ -48,6 +49,9 @@ type ShardSummary struct {
 	Spans []int64
 	// Rejected counts the records (or files) left out, by reason.
 	Rejected map[string]int64
+	// ClientRooted counts the traces rooted in a CLIENT span, which go
+	// with their client service, and ClientServices those services.
+	ClientRooted, ClientServices int
 }
 
 // ShardDir is shard k's (from 1) directory of n under dir.
@@ -103,12 +107,13 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 		}
 	}
 	// The traces rooted in a CLIENT span, and the shard of their service.
-	clientRooted := map[pcommon.TraceID]int{}
+	clientRooted, services := map[pcommon.TraceID]int{}, map[string]bool{}
 	for _, path := range files {
 		err := eachRecord(ctx, path, opt.Limits, opt.Log, nil, func(td ptrace.Traces) error {
 			eachSpan(td, func(service string, sp ptrace.Span) {
 				if sp.ParentSpanID().IsEmpty() && sp.Kind() == ptrace.SpanKindClient {
 					clientRooted[sp.TraceID()] = int(fnv32a([]byte("service\x00"+service)) % uint32(opt.N))
+					services[service] = true
 				}
 			})
 			return nil
@@ -117,6 +122,7 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 			return sum, err
 		}
 	}
+	sum.ClientRooted, sum.ClientServices = len(clientRooted), len(services)
 	shardOf := func(sp ptrace.Span) int {
 		id := sp.TraceID()
 		if k, ok := clientRooted[id]; ok {
@@ -133,16 +139,28 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 			}
 		}
 	}()
+	// A shard that gets no span gets no file, only its directory: an empty
+	// file is a rejected input to ingest, and a run over the empty
+	// directory writes an empty dataset, which the union report takes as a
+	// shard of no requests. A file left there by an earlier split goes.
 	for k := range opt.N {
 		dir := ShardDir(opt.Dir, k+1, opt.N)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return sum, err
 		}
-		f, err := os.Create(filepath.Join(dir, "traces.jsonl"))
-		if err != nil {
+		if err := os.Remove(filepath.Join(dir, "traces.jsonl")); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return sum, err
 		}
-		closers[k], out[k] = f, bufio.NewWriterSize(f, 1<<20)
+	}
+	writer := func(k int) (*bufio.Writer, error) {
+		if out[k] == nil {
+			f, err := os.Create(filepath.Join(ShardDir(opt.Dir, k+1, opt.N), "traces.jsonl"))
+			if err != nil {
+				return nil, err
+			}
+			closers[k], out[k] = f, bufio.NewWriterSize(f, 1<<20)
+		}
+		return out[k], nil
 	}
 	marshal := &ptrace.JSONMarshaler{}
 	for _, path := range files {
@@ -157,8 +175,12 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 				if err != nil {
 					return err
 				}
-				out[k].Write(line)
-				if err := out[k].WriteByte('\n'); err != nil {
+				w, err := writer(k)
+				if err != nil {
+					return err
+				}
+				w.Write(line)
+				if err := w.WriteByte('\n'); err != nil {
 					return fmt.Errorf("shard %d: %w", k+1, err)
 				}
 				sum.Spans[k] += int64(part.SpanCount())
@@ -173,6 +195,9 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 		fmt.Fprintf(opt.Log, "%s: %d spans sharded\n", shown(path), read)
 	}
 	for k := range opt.N {
+		if out[k] == nil {
+			continue
+		}
 		if err := out[k].Flush(); err != nil {
 			return sum, fmt.Errorf("shard %d: %w", k+1, err)
 		}

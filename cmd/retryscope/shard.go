@@ -51,6 +51,17 @@ func runShard(ctx context.Context, e env, args []string) error {
 		counts[k] = fmt.Sprint(c)
 	}
 	fmt.Fprintf(e.stderr, "shard: %d files, %d spans into %d shards under %s (%s spans)\n", sum.Files, total, *n, *dir, strings.Join(counts, ", "))
+	if empty := emptyShards(sum.Spans); empty != "" && total > 0 {
+		why := ""
+		if sum.ClientRooted > 0 {
+			services := fmt.Sprintf("%d services", sum.ClientServices)
+			if sum.ClientServices == 1 {
+				services = "one service"
+			}
+			why = fmt.Sprintf("; the %d traces rooted in a CLIENT span stay with their client service (%s)", sum.ClientRooted, services)
+		}
+		fmt.Fprintf(e.stderr, "shard: %s got no spans%s: run them all the same, and report --dataset takes their datasets as shards of no requests\n", empty, why)
+	}
 	if len(sum.Rejected) > 0 {
 		var parts []string
 		for _, r := range ingest.SortedReasons(sum.Rejected) {
@@ -60,4 +71,21 @@ func runShard(ctx context.Context, e env, args []string) error {
 		return errRejected
 	}
 	return nil
+}
+
+// emptyShards names the shards (from 1) that got no spans, "" when none.
+func emptyShards(spans []int64) string {
+	var names []string
+	for k, c := range spans {
+		if c == 0 {
+			names = append(names, fmt.Sprint(k+1))
+		}
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return "shard " + names[0]
+	}
+	return "shards " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

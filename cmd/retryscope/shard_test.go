@@ -142,3 +142,68 @@ func firstDifference(path string, a, b any) string {
 	}
 	return fmt.Sprintf("%s: %v vs %v", path, a, b)
 }
+
+// TestShardedRealClientsEqualOneRun: the real clients' corpora as a day of
+// dumps, split into 4 shards, each run on its own, and reported over the
+// union of their datasets, equal one run over the day. go-retryablehttp's
+// attempts are each a trace of their own (rooted in a CLIENT span), so all
+// of them go to the one shard of their client service; openai-node's
+// traces spread over the shards. Split again with go-retryablehttp alone,
+// into the same folder, three shards get no spans: they get no file (an
+// empty one is a rejected input), their runs succeed and write datasets of
+// no requests, and the union still equals one run.
+func TestShardedRealClientsEqualOneRun(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	corpus := func(name string) string {
+		return filepath.Join("..", "..", "testdata", "corpora", name, "traces.jsonl.zst")
+	}
+	shards := filepath.Join(root, "shards")
+	for i, inputs := range [][]string{
+		{corpus("retryablehttp-split-b"), corpus("openai-node-storm-b")},
+		{corpus("retryablehttp-split-b")},
+	} {
+		day := filepath.Join(root, fmt.Sprint("day", i))
+		runArgs := append([]string{"run", "--db", day + ".duckdb", "--parquet", day + "-pq", "--report", day + ".txt", "--full"}, inputs...)
+		mustRunCLI(t, runArgs...)
+		one, _ := mustRunCLI(t, "report", "--db", day+".duckdb", "--format", "json")
+
+		_, log := mustRunCLI(t, append([]string{"shard", "--shards", "4", "-o", shards}, inputs...)...)
+		args := []string{"report", "--format", "json"}
+		empty := 0
+		for k := 1; k <= 4; k++ {
+			dir := filepath.Join(shards, fmt.Sprintf("shard-%d-of-4", k))
+			if _, err := os.Stat(filepath.Join(dir, "traces.jsonl")); err != nil {
+				empty++
+			}
+			pq := filepath.Join(root, fmt.Sprintf("pq-%d-%d", i, k))
+			mustRunCLI(t, "run", "--db", filepath.Join(root, fmt.Sprintf("shard%d-%d.duckdb", i, k)), "--parquet", pq,
+				"--report", filepath.Join(root, fmt.Sprintf("shard%d-%d.txt", i, k)), "--full", dir)
+			args = append(args, "--dataset", pq)
+		}
+		if i == 0 && empty != 0 {
+			t.Errorf("both corpora: %d shards without a file, want none\n%s", empty, log)
+		}
+		if i == 1 {
+			if empty != 3 {
+				t.Errorf("go-retryablehttp alone: %d shards without a file, want 3 (its one client service in one shard)\n%s", empty, log)
+			}
+			if !strings.Contains(log, "got no spans") || !strings.Contains(log, "rooted in a CLIENT span stay with their client service (one service)") {
+				t.Errorf("the shard log does not say why shards are empty:\n%s", log)
+			}
+		}
+		union, _ := mustRunCLI(t, args...)
+		a, b := comparable(t, one), comparable(t, union)
+		if n := a["workload"].(map[string]any)["logical_requests"]; n == nil || n.(float64) < 1000 {
+			t.Fatalf("split %d: one run found %v requests", i, n)
+		}
+		for _, key := range sortedKeys(a) {
+			if !reflect.DeepEqual(a[key], b[key]) {
+				t.Errorf("split %d: %s differs: %s", i, key, firstDifference(key, a[key], b[key]))
+			}
+		}
+		if len(a) != len(b) {
+			t.Errorf("split %d: sections: one run %v, shards %v", i, sortedKeys(a), sortedKeys(b))
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -40,6 +41,8 @@ type ShardOptions struct {
 	Limits Limits
 	// Log receives a line per file and one per record left out.
 	Log io.Writer
+	// Workers decode and split records in parallel; 0 means one per CPU.
+	Workers int
 }
 
 // ShardSummary is what Shard did.
@@ -71,6 +74,9 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 		return sum, fmt.Errorf("shards %d: want a number from 2 to %d", opt.N, MaxShards)
 	}
 	opt.Limits = opt.Limits.withDefaults()
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
@@ -108,14 +114,24 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 	}
 	// The traces rooted in a CLIENT span, and the shard of their service.
 	clientRooted, services := map[pcommon.TraceID]int{}, map[string]bool{}
+	type root struct {
+		trace   pcommon.TraceID
+		service string
+	}
 	for _, path := range files {
-		err := eachRecord(ctx, path, opt.Limits, opt.Log, nil, func(td ptrace.Traces) error {
+		err := eachRecord(ctx, path, opt.Limits, opt.Log, nil, opt.Workers, func(td ptrace.Traces) ([]root, error) {
+			var roots []root
 			eachSpan(td, func(service string, sp ptrace.Span) {
 				if sp.ParentSpanID().IsEmpty() && sp.Kind() == ptrace.SpanKindClient {
-					clientRooted[sp.TraceID()] = int(fnv32a([]byte("service\x00"+service)) % uint32(opt.N))
-					services[service] = true
+					roots = append(roots, root{sp.TraceID(), service})
 				}
 			})
+			return roots, nil
+		}, func(roots []root) error {
+			for _, r := range roots {
+				clientRooted[r.trace] = int(fnv32a([]byte("service\x00"+r.service)) % uint32(opt.N))
+				services[r.service] = true
+			}
 			return nil
 		})
 		if err != nil {
@@ -162,18 +178,32 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 		}
 		return out[k], nil
 	}
-	marshal := &ptrace.JSONMarshaler{}
+	// A record's lines, one per shard that gets a span of it (nil for the
+	// others), and their spans.
+	type lines struct {
+		line  [][]byte
+		spans []int
+	}
 	for _, path := range files {
 		read := int64(0)
-		err := eachRecord(ctx, path, opt.Limits, opt.Log, sum.Rejected, func(td ptrace.Traces) error {
+		err := eachRecord(ctx, path, opt.Limits, opt.Log, sum.Rejected, opt.Workers, func(td ptrace.Traces) (lines, error) {
 			parts := split(td, opt.N, shardOf)
+			l := lines{line: make([][]byte, opt.N), spans: make([]int, opt.N)}
 			for k, part := range parts {
-				if part.SpanCount() == 0 {
+				if l.spans[k] = part.SpanCount(); l.spans[k] == 0 {
 					continue
 				}
-				line, err := marshal.MarshalTraces(part)
+				line, err := (&ptrace.JSONMarshaler{}).MarshalTraces(part)
 				if err != nil {
-					return err
+					return l, err
+				}
+				l.line[k] = line
+			}
+			return l, nil
+		}, func(l lines) error {
+			for k, line := range l.line {
+				if line == nil {
+					continue
 				}
 				w, err := writer(k)
 				if err != nil {
@@ -183,8 +213,8 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 				if err := w.WriteByte('\n'); err != nil {
 					return fmt.Errorf("shard %d: %w", k+1, err)
 				}
-				sum.Spans[k] += int64(part.SpanCount())
-				read += int64(part.SpanCount())
+				sum.Spans[k] += int64(l.spans[k])
+				read += int64(l.spans[k])
 			}
 			return nil
 		})
@@ -212,10 +242,15 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 	return sum, nil
 }
 
-// eachRecord calls fn with every record of path that decodes; a record (or
-// the file) that does not is, when rejected is not nil, counted there and
-// logged, as ingest counts and logs it.
-func eachRecord(ctx context.Context, path string, lim Limits, log io.Writer, rejected map[string]int64, fn func(ptrace.Traces) error) error {
+// eachRecord decodes every record of path and calls work with each that
+// decodes, on up to workers goroutines at once, then use with what work
+// made of it, one record at a time in the file's order. A record (or the
+// file) that does not decode is, when rejected is not nil, counted there
+// and logged in its place, as ingest counts and logs it. As in ingest,
+// the records in flight hold at most inFlightBytes between them (one
+// larger record goes alone).
+func eachRecord[R any](ctx context.Context, path string, lim Limits, log io.Writer, rejected map[string]int64, workers int,
+	work func(ptrace.Traces) (R, error), use func(R) error) error {
 	reject := func(r model.Rejection) {
 		if rejected != nil {
 			rejected[r.Reason]++
@@ -239,27 +274,94 @@ func eachRecord(ctx context.Context, path string, lim Limits, log io.Writer, rej
 		reject(*rej)
 		return nil
 	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
+
+	type done struct {
+		r   R
+		err error
+		rej *model.Rejection
+	}
+	type pending struct {
+		out   chan done
+		units int
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	budget := make(chan struct{}, inFlightBytes/budgetUnit)
+	jobs := make(chan func(), workers)
+	order := make(chan pending, workers*2)
+	go func() {
+		defer close(jobs)
+		defer close(order)
+		for ctx.Err() == nil {
+			rec, err := s.next()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			p := pending{out: make(chan done, 1)}
+			if err != nil {
+				p.out <- done{rej: &model.Rejection{Reason: "read_error", Detail: err.Error()}}
+				select {
+				case order <- p:
+				case <-ctx.Done():
+				}
+				return
+			}
+			p.units = int(min(int64(len(rec.data))/budgetUnit+1, inFlightBytes/budgetUnit))
+			for range p.units {
+				select {
+				case budget <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+			}
+			select {
+			case order <- p:
+			case <-ctx.Done():
+				return
+			}
+			jobs <- func() {
+				td, rej := unmarshalRecord(rec)
+				if rej != nil {
+					p.out <- done{rej: rej}
+					return
+				}
+				r, err := work(td)
+				p.out <- done{r: r, err: err}
+			}
 		}
-		rec, err := s.next()
-		if errors.Is(err, io.EOF) {
-			return nil
+	}()
+	for range workers {
+		go func() {
+			for job := range jobs {
+				job()
+			}
+		}()
+	}
+	// On an error the reader is cancelled; the records still in flight
+	// are waited for, so nothing runs on after eachRecord returns.
+	var first error
+	for p := range order {
+		d := <-p.out
+		for range p.units {
+			<-budget
 		}
-		if err != nil {
-			reject(model.Rejection{Reason: "read_error", Detail: err.Error()})
-			return nil
+		switch {
+		case first != nil:
+		case d.rej != nil:
+			reject(*d.rej)
+		case d.err != nil:
+			first = d.err
+		default:
+			first = use(d.r)
 		}
-		td, rej := unmarshalRecord(rec)
-		if rej != nil {
-			reject(*rej)
-			continue
+		if first == nil {
+			first = ctx.Err()
 		}
-		if err := fn(td); err != nil {
-			return err
+		if first != nil {
+			cancel()
 		}
 	}
+	return first
 }
 
 // eachSpan calls fn with every span of td and its resource's service.name.

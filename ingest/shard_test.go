@@ -107,6 +107,22 @@ func TestShardKeepsTracesAndClientsWhole(t *testing.T) {
 		t.Error("no split traces: the client rule is not put to the test")
 	}
 
+	// Records are decoded and split in parallel but written in their
+	// order: one worker or eight write the same bytes.
+	for _, workers := range []int{1, 8} {
+		w := filepath.Join(t.TempDir(), "shards")
+		if _, err := ingest.Shard(context.Background(), []string{dir}, ingest.ShardOptions{N: 3, Dir: w, Workers: workers}); err != nil {
+			t.Fatal(err)
+		}
+		for k := range 3 {
+			a, _ := os.ReadFile(filepath.Join(ingest.ShardDir(out, k+1, 3), "traces.jsonl"))
+			b, err := os.ReadFile(filepath.Join(ingest.ShardDir(w, k+1, 3), "traces.jsonl"))
+			if err != nil || !bytes.Equal(a, b) {
+				t.Errorf("%d workers: shard %d differs (%d bytes against %d, %v)", workers, k+1, len(b), len(a), err)
+			}
+		}
+	}
+
 	// Run again with the shards under the input directory: they are left
 	// out, and the shards come out the same.
 	inner := filepath.Join(dir, "shards")
@@ -120,6 +136,7 @@ func TestShardKeepsTracesAndClientsWhole(t *testing.T) {
 	if again.Files != 2 || !slices.Equal(again.Spans, sum.Spans) || !strings.Contains(log.String(), "under the shards' directory") {
 		t.Errorf("again: %d files, spans %v (first %v)", again.Files, again.Spans, sum.Spans)
 	}
+
 	t.Logf("spans per shard %v", sum.Spans)
 }
 

@@ -15,6 +15,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/retryscope/retryscope/model"
 )
 
@@ -35,8 +37,8 @@ const MaxShards = 1024
 type ShardOptions struct {
 	// N is how many shards, from 2 to MaxShards.
 	N int
-	// Dir receives shard-K-of-N/traces.jsonl for K from 1 to N (a shard
-	// with no spans, its directory alone).
+	// Dir receives shard-K-of-N/traces.jsonl.zst (ShardFile) for K from 1
+	// to N (a shard with no spans, its directory alone).
 	Dir    string
 	Limits Limits
 	// Log receives a line per file and one per record left out.
@@ -57,6 +59,10 @@ type ShardSummary struct {
 	ClientRooted, ClientServices int
 }
 
+// ShardFile is the name of a shard's file in its directory: OTLP/JSON
+// lines, zstd-compressed.
+const ShardFile = "traces.jsonl.zst"
+
 // ShardDir is shard k's (from 1) directory of n under dir.
 func ShardDir(dir string, k, n int) string {
 	return filepath.Join(dir, fmt.Sprintf("shard-%d-of-%d", k, n))
@@ -64,7 +70,8 @@ func ShardDir(dir string, k, n int) string {
 
 // Shard reads the trace exports of paths twice: first to find the traces
 // rooted in a CLIENT span and their service, then to write each span to
-// its shard as OTLP/JSON lines, one line per shard per record read.
+// its shard as OTLP/JSON lines (zstd-compressed), one line per shard per
+// record read.
 // Resources and scopes are copied into every shard that gets one of their
 // spans. A record that cannot be read is left out, counted and logged;
 // the rest of its file and the other files still go in.
@@ -164,13 +171,15 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return sum, err
 		}
-		if err := os.Remove(filepath.Join(dir, "traces.jsonl")); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return sum, err
+		for _, name := range []string{ShardFile, "traces.jsonl"} { // and what an earlier version wrote
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return sum, err
+			}
 		}
 	}
 	writer := func(k int) (*bufio.Writer, error) {
 		if out[k] == nil {
-			f, err := os.Create(filepath.Join(ShardDir(opt.Dir, k+1, opt.N), "traces.jsonl"))
+			f, err := os.Create(filepath.Join(ShardDir(opt.Dir, k+1, opt.N), ShardFile))
 			if err != nil {
 				return nil, err
 			}
@@ -178,6 +187,14 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 		}
 		return out[k], nil
 	}
+	// Each record's line for a shard is compressed on its own, by the
+	// worker that split the record, into a zstd frame; a file of frames
+	// one after the other is one zstd stream, which ingest reads.
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(opt.Workers))
+	if err != nil {
+		return sum, err
+	}
+	defer enc.Close()
 	// A record's lines, one per shard that gets a span of it (nil for the
 	// others), and their spans.
 	type lines struct {
@@ -197,7 +214,7 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 				if err != nil {
 					return l, err
 				}
-				l.line[k] = line
+				l.line[k] = enc.EncodeAll(append(line, '\n'), nil)
 			}
 			return l, nil
 		}, func(l lines) error {
@@ -209,8 +226,7 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 				if err != nil {
 					return err
 				}
-				w.Write(line)
-				if err := w.WriteByte('\n'); err != nil {
+				if _, err := w.Write(line); err != nil {
 					return fmt.Errorf("shard %d: %w", k+1, err)
 				}
 				sum.Spans[k] += int64(l.spans[k])

@@ -3,12 +3,14 @@ package ingest_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retryscope/retryscope/ingest"
@@ -57,7 +59,7 @@ func TestShardKeepsTracesAndClientsWhole(t *testing.T) {
 	shardOfClient := map[string]int{}
 	var got int
 	for k := range 3 {
-		data, err := os.ReadFile(filepath.Join(ingest.ShardDir(out, k+1, 3), "traces.jsonl"))
+		data, err := readShard(filepath.Join(ingest.ShardDir(out, k+1, 3), ingest.ShardFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,8 +117,8 @@ func TestShardKeepsTracesAndClientsWhole(t *testing.T) {
 			t.Fatal(err)
 		}
 		for k := range 3 {
-			a, _ := os.ReadFile(filepath.Join(ingest.ShardDir(out, k+1, 3), "traces.jsonl"))
-			b, err := os.ReadFile(filepath.Join(ingest.ShardDir(w, k+1, 3), "traces.jsonl"))
+			a, _ := os.ReadFile(filepath.Join(ingest.ShardDir(out, k+1, 3), ingest.ShardFile))
+			b, err := os.ReadFile(filepath.Join(ingest.ShardDir(w, k+1, 3), ingest.ShardFile))
 			if err != nil || !bytes.Equal(a, b) {
 				t.Errorf("%d workers: shard %d differs (%d bytes against %d, %v)", workers, k+1, len(b), len(a), err)
 			}
@@ -151,4 +153,20 @@ func TestShardRefusesStreams(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("shards written: %v", err)
 	}
+}
+
+// readShard is a shard's file decompressed: its frames, one a record, as
+// one stream.
+func readShard(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	d, err := zstd.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return io.ReadAll(d)
 }

@@ -28,7 +28,7 @@ See docs/sharding.md.
 func runShard(ctx context.Context, e env, args []string) error {
 	fs := newFlags("shard", "shard --shards N -o DIR PATH...", shardExamples)
 	n := fs.Int("shards", 0, fmt.Sprintf("how many shards, from 2 to %d (required)", ingest.MaxShards))
-	dir := fs.StringP("output", "o", "", "directory to write shard-K-of-N/traces.jsonl under (required)")
+	dir := fs.StringP("output", "o", "", "directory to write shard-K-of-N/traces.jsonl.zst under (required)")
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return err
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/retryscope/retryscope/ingest"
 )
 
 // TestShardedRunEqualsOneRun: a day of dumps (every shape, split traces of
@@ -173,7 +175,7 @@ func TestShardedRealClientsEqualOneRun(t *testing.T) {
 		empty := 0
 		for k := 1; k <= 4; k++ {
 			dir := filepath.Join(shards, fmt.Sprintf("shard-%d-of-4", k))
-			if _, err := os.Stat(filepath.Join(dir, "traces.jsonl")); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, ingest.ShardFile)); err != nil {
 				empty++
 			}
 			pq := filepath.Join(root, fmt.Sprintf("pq-%d-%d", i, k))

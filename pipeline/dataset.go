@@ -40,6 +40,10 @@ func OpenDataset(ctx context.Context, dirs []string, opt store.Options) (st *sto
 		st.Close()
 		os.RemoveAll(tmp)
 	}
+	if _, err := st.Exec(ctx, "pipeline_dataset_scratch"); err != nil {
+		closeAll()
+		return nil, nil, err
+	}
 	var requests parquetSource
 	for _, table := range datasetTables {
 		src, err := loadParquet(ctx, st, table, dirs)

@@ -20,7 +20,8 @@ and report the day over the union of the shards' Parquet:
 A trace goes to the shard its trace id hashes to; a trace whose root is a
 CLIENT span (an attempt that is a trace of its own) to the shard its client
 service hashes to, with every other such trace of that service, so that the
-attempts joined across traces meet in one shard. The inputs are read twice.
+attempts joined across traces meet in one shard. A shard that gets no spans
+gets its folder alone: run it all the same. The inputs are read twice.
 See docs/sharding.md.
 `
 

@@ -31,7 +31,7 @@ func OpenDataset(ctx context.Context, dirs []string, opt store.Options) (st *sto
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err = store.Open(ctx, filepath.Join(tmp, "union.duckdb"), opt)
+	st, err = openScratch(ctx, filepath.Join(tmp, "union.duckdb"), opt)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, nil, err
@@ -39,10 +39,6 @@ func OpenDataset(ctx context.Context, dirs []string, opt store.Options) (st *sto
 	closeAll = func() {
 		st.Close()
 		os.RemoveAll(tmp)
-	}
-	if _, err := st.Exec(ctx, "pipeline_dataset_scratch"); err != nil {
-		closeAll()
-		return nil, nil, err
 	}
 	var requests parquetSource
 	for _, table := range datasetTables {
@@ -65,6 +61,21 @@ func OpenDataset(ctx context.Context, dirs []string, opt store.Options) (st *sto
 		return nil, nil, err
 	}
 	return st, closeAll, nil
+}
+
+// openScratch opens the database at path as a scratch one, removed once
+// it is closed: closing it does not checkpoint what was written
+// (pipeline_dataset_scratch).
+func openScratch(ctx context.Context, path string, opt store.Options) (*store.Store, error) {
+	st, err := store.Open(ctx, path, opt)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.Exec(ctx, "pipeline_dataset_scratch"); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
 }
 
 // parquetSource is a table's files as DuckDB reads them (read_parquet of

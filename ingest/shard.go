@@ -377,6 +377,11 @@ func eachRecord[R any](ctx context.Context, path string, lim Limits, log io.Writ
 			cancel()
 		}
 	}
+	if first == nil {
+		// The caller's context ended it, perhaps before any record: the
+		// reader stopped without a word.
+		first = ctx.Err()
+	}
 	return first
 }
 

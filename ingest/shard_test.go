@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -169,4 +170,23 @@ func readShard(path string) ([]byte, error) {
 	}
 	defer d.Close()
 	return io.ReadAll(d)
+}
+
+// TestShardCancelled: a split whose context ends is an error, not a
+// summary of the spans it got to (the earlier shards' files are gone).
+func TestShardCancelled(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Requests, cfg.Seed = 50, 6
+	res, err := sim.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	testkit.WriteFile(t, filepath.Join(dir, "a.pb"), sim.WriteProtoFramed, res.Traces)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = ingest.Shard(ctx, []string{dir}, ingest.ShardOptions{N: 2, Dir: filepath.Join(t.TempDir(), "shards")})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled split: %v, want context.Canceled", err)
+	}
 }

@@ -59,7 +59,7 @@ func runShard(ctx context.Context, e env, args []string) error {
 			if sum.ClientServices == 1 {
 				services = "one service"
 			}
-			why = fmt.Sprintf("; the %d traces rooted in a CLIENT span stay with their client service (%s)", sum.ClientRooted, services)
+			why = fmt.Sprintf(" (%d traces here are rooted in a CLIENT span and go with their client service: %s)", sum.ClientRooted, services)
 		}
 		fmt.Fprintf(e.stderr, "shard: %s got no spans%s: run them all the same, and report --dataset takes their datasets as shards of no requests\n", empty, why)
 	}

@@ -190,7 +190,7 @@ func TestShardedRealClientsEqualOneRun(t *testing.T) {
 			if empty != 3 {
 				t.Errorf("go-retryablehttp alone: %d shards without a file, want 3 (its one client service in one shard)\n%s", empty, log)
 			}
-			if !strings.Contains(log, "got no spans") || !strings.Contains(log, "rooted in a CLIENT span stay with their client service (one service)") {
+			if !strings.Contains(log, "got no spans") || !strings.Contains(log, "rooted in a CLIENT span and go with their client service: one service") {
 				t.Errorf("the shard log does not say why shards are empty:\n%s", log)
 			}
 		}

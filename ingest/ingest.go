@@ -516,6 +516,36 @@ const (
 	budgetUnit    = 1 << 20
 )
 
+// budget holds the units of inFlightBytes the records in flight take.
+type budget chan struct{}
+
+func newBudget() budget { return make(budget, inFlightBytes/budgetUnit) }
+
+// budgetUnits is what rec takes of the budget: one unit per budgetUnit
+// bytes, and all of it for a record of inFlightBytes or more.
+func budgetUnits(rec record) int {
+	return int(min(int64(len(rec.data))/budgetUnit+1, inFlightBytes/budgetUnit))
+}
+
+// take waits for n units, and is false when ctx ends first.
+func (b budget) take(ctx context.Context, n int) bool {
+	for range n {
+		select {
+		case b <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// give hands n units back.
+func (b budget) give(n int) {
+	for range n {
+		<-b
+	}
+}
+
 // spanSink takes a file's spans in file order: its transaction
 // (store.FileTx), or a small file's batches (wholeFile).
 type spanSink interface {
@@ -565,7 +595,7 @@ func readInto(ctx context.Context, tx spanSink, src *input, res *FileResult, opt
 	// Records in flight hold at most inFlightBytes between them (one
 	// larger record goes alone): a record decodes at several times its
 	// size, so this, not the number of workers, bounds the memory.
-	budget := make(chan struct{}, inFlightBytes/budgetUnit)
+	budget := newBudget()
 	jobs := make(chan job, opt.Workers*2)
 	order := make(chan pending, opt.Workers*4)
 	go func() {
@@ -576,13 +606,9 @@ func readInto(ctx context.Context, tx spanSink, src *input, res *FileResult, opt
 			if err != nil {
 				return
 			}
-			p := pending{out: make(chan decoded, 1), units: int(min(int64(len(rec.data))/budgetUnit+1, inFlightBytes/budgetUnit))}
-			for range p.units {
-				select {
-				case budget <- struct{}{}:
-				case <-ctx.Done():
-					return
-				}
+			p := pending{out: make(chan decoded, 1), units: budgetUnits(rec)}
+			if !budget.take(ctx, p.units) {
+				return
 			}
 			select {
 			case order <- p:
@@ -615,9 +641,7 @@ func readInto(ctx context.Context, tx spanSink, src *input, res *FileResult, opt
 			logRejection(opt.Log, res.Path, r)
 		}
 		rejections = append(rejections, d.rejections...)
-		for range p.units {
-			<-budget
-		}
+		budget.give(p.units)
 		if opt.Progress != nil {
 			opt.Progress(res.Path, src.read.Load(), src.size, res.Spans)
 		}

@@ -302,7 +302,7 @@ func eachRecord[R any](ctx context.Context, path string, lim Limits, log io.Writ
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	budget := make(chan struct{}, inFlightBytes/budgetUnit)
+	budget := newBudget()
 	jobs := make(chan func(), workers)
 	order := make(chan pending, workers*2)
 	go func() {
@@ -322,13 +322,9 @@ func eachRecord[R any](ctx context.Context, path string, lim Limits, log io.Writ
 				}
 				return
 			}
-			p.units = int(min(int64(len(rec.data))/budgetUnit+1, inFlightBytes/budgetUnit))
-			for range p.units {
-				select {
-				case budget <- struct{}{}:
-				case <-ctx.Done():
-					return
-				}
+			p.units = budgetUnits(rec)
+			if !budget.take(ctx, p.units) {
+				return
 			}
 			select {
 			case order <- p:
@@ -358,9 +354,7 @@ func eachRecord[R any](ctx context.Context, path string, lim Limits, log io.Writ
 	var first error
 	for p := range order {
 		d := <-p.out
-		for range p.units {
-			<-budget
-		}
+		budget.give(p.units)
 		switch {
 		case first != nil:
 		case d.rej != nil:

@@ -508,44 +508,6 @@ func (in *input) finishHash() (string, error) {
 	return hex.EncodeToString(in.hasher.Sum(nil)), nil
 }
 
-// inFlightBytes bounds the records being framed, queued and decoded at
-// once; budgetUnit is the grain it is counted in. 32 MB keeps both cores
-// as busy as 64 MB did, for 25-50 MB less at the peak (1M spans).
-const (
-	inFlightBytes = 32 << 20
-	budgetUnit    = 1 << 20
-)
-
-// budget holds the units of inFlightBytes the records in flight take.
-type budget chan struct{}
-
-func newBudget() budget { return make(budget, inFlightBytes/budgetUnit) }
-
-// budgetUnits is what rec takes of the budget: one unit per budgetUnit
-// bytes, and all of it for a record of inFlightBytes or more.
-func budgetUnits(rec record) int {
-	return int(min(int64(len(rec.data))/budgetUnit+1, inFlightBytes/budgetUnit))
-}
-
-// take waits for n units, and is false when ctx ends first.
-func (b budget) take(ctx context.Context, n int) bool {
-	for range n {
-		select {
-		case b <- struct{}{}:
-		case <-ctx.Done():
-			return false
-		}
-	}
-	return true
-}
-
-// give hands n units back.
-func (b budget) give(n int) {
-	for range n {
-		<-b
-	}
-}
-
 // spanSink takes a file's spans in file order: its transaction
 // (store.FileTx), or a small file's batches (wholeFile).
 type spanSink interface {
@@ -582,57 +544,12 @@ func readInto(ctx context.Context, tx spanSink, src *input, res *FileResult, opt
 		return []model.Rejection{*rej}, nil
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type job struct {
-		rec record
-		out chan decoded
-	}
-	type pending struct {
-		out   chan decoded
-		units int
-	}
-	// Records in flight hold at most inFlightBytes between them (one
-	// larger record goes alone): a record decodes at several times its
-	// size, so this, not the number of workers, bounds the memory.
-	budget := newBudget()
-	jobs := make(chan job, opt.Workers*2)
-	order := make(chan pending, opt.Workers*4)
-	go func() {
-		defer close(jobs)
-		defer close(order)
-		for {
-			rec, err := s.next()
-			if err != nil {
-				return
-			}
-			p := pending{out: make(chan decoded, 1), units: budgetUnits(rec)}
-			if !budget.take(ctx, p.units) {
-				return
-			}
-			select {
-			case order <- p:
-			case <-ctx.Done():
-				return
-			}
-			jobs <- job{rec, p.out}
-		}
-	}()
-	for w := 0; w < opt.Workers; w++ {
-		go func() {
-			for j := range jobs {
-				j.out <- decodeRecord(j.rec, opt.Limits)
-			}
-		}()
-	}
-
 	var rejections []model.Rejection
-	for p := range order {
-		d := <-p.out
+	err := inOrder(ctx, s, opt.Workers, func(rec record) decoded { return decodeRecord(rec, opt.Limits) }, func(d decoded) error {
 		res.Records++
 		if d.batch != nil {
 			if err := tx.Add(d.batch); err != nil {
-				return nil, err
+				return err
 			}
 			res.Spans += int64(d.batch.Len())
 		}
@@ -641,10 +558,13 @@ func readInto(ctx context.Context, tx spanSink, src *input, res *FileResult, opt
 			logRejection(opt.Log, res.Path, r)
 		}
 		rejections = append(rejections, d.rejections...)
-		budget.give(p.units)
 		if opt.Progress != nil {
 			opt.Progress(res.Path, src.read.Load(), src.size, res.Spans)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	res.Format = s.finalFormat()
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.Canceled) {

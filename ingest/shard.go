@@ -262,9 +262,8 @@ func Shard(ctx context.Context, paths []string, opt ShardOptions) (ShardSummary,
 // decodes, on up to workers goroutines at once, then use with what work
 // made of it, one record at a time in the file's order. A record (or the
 // file) that does not decode is, when rejected is not nil, counted there
-// and logged in its place, as ingest counts and logs it. As in ingest,
-// the records in flight hold at most inFlightBytes between them (one
-// larger record goes alone).
+// and logged in its place, as ingest counts and logs it. The records go
+// through inOrder, as ingest's do.
 func eachRecord[R any](ctx context.Context, path string, lim Limits, log io.Writer, rejected map[string]int64, workers int,
 	work func(ptrace.Traces) (R, error), use func(R) error) error {
 	reject := func(r model.Rejection) {
@@ -291,92 +290,36 @@ func eachRecord[R any](ctx context.Context, path string, lim Limits, log io.Writ
 		return nil
 	}
 
+	// A record that does not decode is counted and logged in its place,
+	// on this goroutine.
 	type done struct {
 		r   R
 		err error
 		rej *model.Rejection
 	}
-	type pending struct {
-		out   chan done
-		units int
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	budget := newBudget()
-	jobs := make(chan func(), workers)
-	order := make(chan pending, workers*2)
-	go func() {
-		defer close(jobs)
-		defer close(order)
-		for ctx.Err() == nil {
-			rec, err := s.next()
-			if errors.Is(err, io.EOF) {
-				return
-			}
-			p := pending{out: make(chan done, 1)}
-			if err != nil {
-				p.out <- done{rej: &model.Rejection{Reason: "read_error", Detail: err.Error()}}
-				select {
-				case order <- p:
-				case <-ctx.Done():
-				}
-				return
-			}
-			p.units = budgetUnits(rec)
-			if !budget.take(ctx, p.units) {
-				return
-			}
-			select {
-			case order <- p:
-			case <-ctx.Done():
-				return
-			}
-			jobs <- func() {
-				td, rej := unmarshalRecord(rec)
-				if rej != nil {
-					p.out <- done{rej: rej}
-					return
-				}
-				r, err := work(td)
-				p.out <- done{r: r, err: err}
-			}
+	err = inOrder(ctx, s, workers, func(rec record) done {
+		td, rej := unmarshalRecord(rec)
+		if rej != nil {
+			return done{rej: rej}
 		}
-	}()
-	for range workers {
-		go func() {
-			for job := range jobs {
-				job()
-			}
-		}()
-	}
-	// On an error the reader is cancelled; the records still in flight
-	// are waited for, so nothing runs on after eachRecord returns.
-	var first error
-	for p := range order {
-		d := <-p.out
-		budget.give(p.units)
+		r, err := work(td)
+		return done{r: r, err: err}
+	}, func(d done) error {
 		switch {
-		case first != nil:
 		case d.rej != nil:
 			reject(*d.rej)
 		case d.err != nil:
-			first = d.err
+			return d.err
 		default:
-			first = use(d.r)
+			return use(d.r)
 		}
-		if first == nil {
-			first = ctx.Err()
-		}
-		if first != nil {
-			cancel()
-		}
+		return ctx.Err()
+	})
+	if err == nil {
+		// The caller's context ended it, perhaps before any record.
+		err = ctx.Err()
 	}
-	if first == nil {
-		// The caller's context ended it, perhaps before any record: the
-		// reader stopped without a word.
-		first = ctx.Err()
-	}
-	return first
+	return err
 }
 
 // eachSpan calls fn with every span of td and its resource's service.name.
